@@ -1,0 +1,164 @@
+// One frozen Config from flags, environment and config file (in that order of precedence),
+// validated as a whole: a bad combination stops start-up with a message naming the fix.
+import { readFileSync } from 'node:fs'
+import { envName, FLAGS } from './flags.ts'
+import type { FlagName, FlagSpec } from './flags.ts'
+import { parseArgv, setValue, UsageError } from './parse.ts'
+import type { ParsedArgs, RawFlags, RawValue } from './parse.ts'
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+export interface Config {
+  upstream: string | undefined
+  tokenFile: string | undefined
+  tokenEnv: string | undefined
+  /** undefined: the groups marked default. */
+  allow: readonly string[] | undefined
+  enable: readonly string[]
+  repo: readonly string[]
+  writePath: readonly string[]
+  requireLease: boolean
+  allowInsecureHttp: boolean
+  maxOutputBytes: number
+  maxMessageBytes: number
+  rate: { perSec: number; burst: number }
+  timeoutMs: number
+  connectTimeoutMs: number
+  maxResponseBytes: number
+  pageSize: number
+  shutdownTimeoutMs: number
+  logLevel: LogLevel
+  logFile: string | undefined
+}
+
+export interface Startup {
+  config: Readonly<Config>
+  info: ParsedArgs['info']
+}
+
+/** Keys a config file may never hold: a token value belongs in a 0600 file or the environment. */
+const SECRET_KEYS = /^(token|token[-_]?value|password|secret|api[-_]?key|bearer|authorization)$/i
+
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, looksSecret: (v: string) => boolean): Startup {
+  const parsed = parseArgv(argv)
+  const merged: RawFlags = {}
+  const configPath = parsed.flags.config
+  if (typeof configPath === 'string') Object.assign(merged, readConfigFile(configPath, looksSecret))
+  for (const [name, spec] of Object.entries(FLAGS) as [FlagName, FlagSpec][]) {
+    const v = env[envName(name)]
+    if (v !== undefined && !spec.cliOnly) {
+      delete merged[name]
+      setValue(merged, name, spec, v, envName(name))
+    }
+  }
+  Object.assign(merged, parsed.flags)
+  return { config: Object.freeze(build(merged, parsed.enable)), info: parsed.info }
+}
+
+function readConfigFile(path: string, looksSecret: (v: string) => boolean): RawFlags {
+  let data: unknown
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (e) {
+    throw new UsageError(`--config ${path}: cannot read it as JSON (${(e as Error).message})`)
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UsageError(`--config ${path}: must hold one JSON object`)
+  const out: RawFlags = {}
+  for (const [key, value] of Object.entries(data)) {
+    if (SECRET_KEYS.test(key)) {
+      throw new UsageError(`--config ${path}: key "${key}" is refused: no config key takes a token value; use "token-file" (a 0600 file) or "token-env" (a variable name)`)
+    }
+    if (typeof value === 'string' && looksSecret(value)) {
+      throw new UsageError(`--config ${path}: the value of "${key}" looks like a credential; tokens go in a 0600 file named by "token-file"`)
+    }
+    if (key === '$schema') continue
+    if (!(key in FLAGS) || FLAGS[key as FlagName].cliOnly) throw new UsageError(`--config ${path}: unknown key "${key}"; keys are flag names without dashes, e.g. "max-output-bytes"`)
+    const spec: FlagSpec = FLAGS[key as FlagName]
+    out[key as FlagName] = coerce(spec, value, `--config ${path}: "${key}"`)
+  }
+  return out
+}
+
+function coerce(spec: FlagSpec, value: unknown, where: string): RawValue {
+  switch (spec.type) {
+    case 'list':
+      if (Array.isArray(value) && value.every((x) => typeof x === 'string')) return value
+      if (typeof value === 'string') return value.split(',').map((s) => s.trim()).filter(Boolean)
+      break
+    case 'number':
+      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
+      break
+    case 'boolean':
+      if (typeof value === 'boolean') return value
+      break
+    case 'string':
+      if (typeof value === 'string') return value
+  }
+  throw new UsageError(`${where} must be a ${spec.type}`)
+}
+
+function build(raw: RawFlags, enable: readonly string[]): Config {
+  const get = <T extends RawValue>(name: FlagName): T | undefined => (raw[name] ?? (FLAGS[name] as FlagSpec).default) as T | undefined
+  const logLevel = get<string>('log-level') ?? 'info'
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) throw new UsageError(`--log-level must be debug, info, warn, error or silent, got "${logLevel}"`)
+  const tokenFile = get<string>('token-file')
+  const tokenEnv = get<string>('token-env')
+  if (tokenFile !== undefined && tokenEnv !== undefined) throw new UsageError('--token-file and --token-env are exclusive: name one source of the token')
+  const allowInsecureHttp = get<boolean>('allow-insecure-http') ?? false
+  const upstreamRaw = get<string>('upstream')
+  const config: Config = {
+    upstream: upstreamRaw === undefined ? undefined : checkUpstream(upstreamRaw, allowInsecureHttp),
+    tokenFile,
+    tokenEnv,
+    allow: get<string[]>('allow'),
+    enable: [...enable],
+    repo: get<string[]>('repo') ?? [],
+    writePath: get<string[]>('write-path') ?? [],
+    requireLease: get<boolean>('require-lease') ?? false,
+    allowInsecureHttp,
+    maxOutputBytes: atLeast('max-output-bytes', get<number>('max-output-bytes'), 1024),
+    maxMessageBytes: atLeast('max-message-bytes', get<number>('max-message-bytes'), 1024),
+    rate: parseRate(get<string>('rate-limit') ?? '20/s'),
+    timeoutMs: atLeast('timeout-ms', get<number>('timeout-ms'), 1),
+    connectTimeoutMs: atLeast('connect-timeout-ms', get<number>('connect-timeout-ms'), 1),
+    maxResponseBytes: atLeast('max-response-bytes', get<number>('max-response-bytes'), 1024),
+    pageSize: atLeast('page-size', get<number>('page-size'), 1),
+    shutdownTimeoutMs: atLeast('shutdown-timeout-ms', get<number>('shutdown-timeout-ms'), 0),
+    logLevel: logLevel as LogLevel,
+    logFile: get<string>('log-file'),
+  }
+  return config
+}
+
+function atLeast(name: string, v: number | undefined, min: number): number {
+  if (v === undefined || !Number.isInteger(v) || v < min) throw new UsageError(`--${name} must be an integer of at least ${min}`)
+  return v
+}
+
+function parseRate(s: string): { perSec: number; burst: number } {
+  const m = /^(\d+(?:\.\d+)?)\s*\/\s*s$/.exec(s.trim())
+  const n = m ? Number(m[1]) : NaN
+  if (!(n > 0)) throw new UsageError(`--rate-limit must look like 20/s (calls per second), got "${s}"`)
+  return { perSec: n, burst: Math.max(1, Math.ceil(n * 2)) }
+}
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
+
+/** The upstream base URL, refused when the token would cross a network in clear. */
+export function checkUpstream(raw: string, allowInsecureHttp: boolean): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new UsageError(`--upstream "${raw}" is not a URL (expected e.g. https://agentgit.example.com or http://127.0.0.1:7420)`)
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--upstream must be http:// or https://, got ${url.protocol}`)
+  if (url.username !== '' || url.password !== '') throw new UsageError('--upstream must not carry credentials; use --token-file or --token-env')
+  if (url.search !== '' || url.hash !== '') throw new UsageError('--upstream must not have a query or fragment')
+  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !allowInsecureHttp) {
+    throw new UsageError(
+      `--upstream ${url.origin} is refused: plain http:// would send the token in clear to a non-loopback host; use https://, or pass --allow-insecure-http if this network is trusted`,
+    )
+  }
+  return url.href.replace(/\/+$/, '')
+}

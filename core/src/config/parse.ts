@@ -1,0 +1,90 @@
+// Start-up argv parsing driven by the flag table: small enough to cost nothing at start,
+// strict enough to refuse what it does not know (with a suggestion).
+import { FLAGS, INFO_FLAGS } from './flags.ts'
+import type { FlagName, FlagSpec } from './flags.ts'
+
+export type RawValue = string | number | boolean | string[]
+export type RawFlags = Partial<Record<FlagName, RawValue>>
+
+export interface ParsedArgs {
+  flags: RawFlags
+  /** Groups named by --enable-<group>. */
+  enable: string[]
+  info: (typeof INFO_FLAGS)[number] | undefined
+}
+
+export class UsageError extends Error {}
+
+export function parseArgv(argv: readonly string[]): ParsedArgs {
+  const flags: RawFlags = {}
+  const enable: string[] = []
+  let info: ParsedArgs['info']
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}": ag-mcp takes only --flags (see --help)`)
+    const eq = arg.indexOf('=')
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1)
+    if ((INFO_FLAGS as readonly string[]).includes(name)) {
+      info = name as ParsedArgs['info']
+      continue
+    }
+    if (name.startsWith('enable-') && inline === undefined) {
+      enable.push(name.slice('enable-'.length))
+      continue
+    }
+    if (name.startsWith('no-') && name.slice(3) in FLAGS && FLAGS[name.slice(3) as FlagName].type === 'boolean') {
+      flags[name.slice(3) as FlagName] = false
+      continue
+    }
+    if (!(name in FLAGS)) throw new UsageError(`unknown flag --${name}${suggest(name)}`)
+    const spec: FlagSpec = FLAGS[name as FlagName]
+    if (spec.type === 'boolean') {
+      flags[name as FlagName] = inline === undefined ? true : parseBoolean(name, inline)
+      continue
+    }
+    let value = inline
+    if (value === undefined) {
+      const next = argv[i + 1]
+      if (next === undefined || next.startsWith('--')) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type})`)
+      value = next
+      i++
+    }
+    setValue(flags, name as FlagName, spec, value, `--${name}`)
+  }
+  return { flags, enable, info }
+}
+
+/** Applies one textual value (from argv or the environment) to the raw flag set. */
+export function setValue(flags: RawFlags, name: FlagName, spec: FlagSpec, value: string, where: string): void {
+  switch (spec.type) {
+    case 'list': {
+      const prior = flags[name]
+      const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '')
+      flags[name] = [...(Array.isArray(prior) ? prior : []), ...items]
+      return
+    }
+    case 'number': {
+      const n = Number(value)
+      if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${where} must be a non-negative number, got "${value}"`)
+      flags[name] = n
+      return
+    }
+    case 'boolean':
+      flags[name] = parseBoolean(where, value)
+      return
+    case 'string':
+      flags[name] = value
+  }
+}
+
+function parseBoolean(where: string, v: string): boolean {
+  if (v === 'true' || v === '1') return true
+  if (v === 'false' || v === '0') return false
+  throw new UsageError(`${where} is a switch: use it bare, or =true / =false`)
+}
+
+function suggest(name: string): string {
+  const close = Object.keys(FLAGS).filter((f) => f.startsWith(name.slice(0, 3)) || name.startsWith(f.slice(0, 4)))
+  return close.length > 0 ? ` (did you mean ${close.map((f) => `--${f}`).join(' or ')}?)` : ' (see --help)'
+}

@@ -1,0 +1,298 @@
+// The dual-era MCP dispatcher: one JSON-RPC line in, at most one line out per request.
+// Requests run concurrently; each in-flight request owns an AbortController so that
+// `notifications/cancelled`, shutdown deadlines and the host all speak one language.
+import { classify, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION } from '../jsonrpc/message.ts'
+import type { Incoming, Params, RequestId } from '../jsonrpc/message.ts'
+import { RpcError } from './errors.ts'
+import type { McpHost } from './host-api.ts'
+import { page } from './pagination.ts'
+import { ALL_REVISIONS, eraOf, isLegacyRevision, LEGACY_FALLBACK, META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MODERN_REVISION } from './revisions.ts'
+import type { Era } from './revisions.ts'
+import { callResultShape, implementationShape, promptShape, resourceShape, resourceTemplateShape, toolShape } from './shapes.ts'
+
+export interface McpServerOptions {
+  host: McpHost
+  /** Receives each outgoing line (one serialized JSON value). */
+  send: (line: string) => void
+  pageSize: number
+  /** Cache hint for list results, in milliseconds. */
+  listTtlMs: number
+}
+
+/** Methods of other revisions or features this server deliberately does not implement. */
+const UNSUPPORTED: Record<string, string> = {
+  'logging/setLevel': 'logging is not offered by this server',
+  'resources/subscribe': 'resource subscriptions are not offered by this server',
+  'resources/unsubscribe': 'resource subscriptions are not offered by this server',
+  'subscriptions/listen': 'subscriptions are not offered by this server',
+  'completion/complete': 'completions are not offered by this server',
+}
+
+const MODERN = eraOf(MODERN_REVISION)
+
+interface InFlight {
+  controller: AbortController
+  done: Promise<void>
+}
+
+export class McpServer {
+  private legacy: Era | undefined
+  private readonly inflight = new Map<RequestId, InFlight>()
+  private readonly listCache = new Map<string, string>()
+
+  constructor(private readonly opts: McpServerOptions) {}
+
+  get inFlightCount(): number {
+    return this.inflight.size
+  }
+
+  /** The revision `initialize` selected for this process, if any. */
+  get legacyRevision(): string | undefined {
+    return this.legacy?.revision
+  }
+
+  /** Handles one framed line. */
+  handleLine(text: string): void {
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch (e) {
+      this.sendError(null, PARSE_ERROR, `Parse error: ${(e as Error).message}`)
+      return
+    }
+    if (Array.isArray(value)) {
+      this.handleBatch(value)
+      return
+    }
+    const msg = classify(value)
+    void this.dispatch(msg, (line) => this.opts.send(line))
+  }
+
+  /** Answers an oversized line that was discarded unread. */
+  rejectOversize(id: RequestId | null, bytes: number, limit: number): void {
+    this.sendError(id, INVALID_REQUEST, `Invalid Request: message of ${bytes} bytes exceeds the ${limit}-byte limit (--max-message-bytes); it was discarded`)
+  }
+
+  /** Resolves when every in-flight request has answered (or been cancelled). */
+  async drain(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.all([...this.inflight.values()].map((f) => f.done))
+  }
+
+  /** Aborts everything still running (shutdown deadline passed). */
+  abortAll(reason: string): void {
+    for (const f of this.inflight.values()) f.controller.abort(new Error(reason))
+  }
+
+  private handleBatch(items: unknown[]): void {
+    const era = this.legacy
+    if (!era || !era.batches) {
+      const why = era ? `revision ${era.revision} does not allow JSON-RPC batches` : 'JSON-RPC batches are only accepted after initialize selects revision 2025-03-26'
+      this.sendError(null, INVALID_REQUEST, `Invalid Request: ${why}; send one message per line`)
+      return
+    }
+    if (items.length === 0) {
+      this.sendError(null, INVALID_REQUEST, 'Invalid Request: empty batch')
+      return
+    }
+    const replies: string[] = []
+    const pending = items.map((item) => {
+      const msg = classify(item)
+      if (msg.kind === 'request' && msg.method === 'initialize') {
+        return Promise.resolve(replies.push(errorLine(msg.id, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch')))
+      }
+      return this.dispatch(msg, (line) => replies.push(line))
+    })
+    void Promise.all(pending).then(() => {
+      if (replies.length > 0) this.opts.send(`[${replies.join(',')}]`)
+    })
+  }
+
+  private async dispatch(msg: Incoming, reply: (line: string) => void): Promise<void> {
+    switch (msg.kind) {
+      case 'response':
+        return // the server sends no requests, so a response answers nothing
+      case 'invalid':
+        reply(errorLine(msg.id, msg.code, msg.message))
+        return
+      case 'notification':
+        this.notification(msg.method, msg.params)
+        return
+      case 'request':
+        return this.request(msg.id, msg.method, msg.params, reply)
+    }
+  }
+
+  private notification(method: string, params: Params | undefined): void {
+    if (method === 'notifications/cancelled') {
+      const id = params?.['requestId']
+      if (typeof id === 'string' || typeof id === 'number') this.inflight.get(id)?.controller.abort(new Error('cancelled by the client'))
+    }
+    // notifications/initialized and anything else: nothing to do, and never an answer.
+  }
+
+  private async request(id: RequestId, method: string, params: Params | undefined, reply: (line: string) => void): Promise<void> {
+    if (this.inflight.has(id)) {
+      reply(errorLine(id, INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(id)} is already in use by a request in flight`))
+      return
+    }
+    const controller = new AbortController()
+    let finish!: () => void
+    const entry: InFlight = { controller, done: new Promise<void>((r) => (finish = r)) }
+    this.inflight.set(id, entry)
+    try {
+      const line = await this.answer(id, method, params, controller.signal)
+      if (!controller.signal.aborted || !isCancel(controller.signal)) reply(line)
+    } finally {
+      this.inflight.delete(id)
+      finish()
+    }
+  }
+
+  /** Produces the response line for one request. */
+  private async answer(id: RequestId, method: string, params: Params | undefined, signal: AbortSignal): Promise<string> {
+    try {
+      const era = this.eraFor(method, params)
+      const result = await this.method(era, method, params ?? {}, id, signal)
+      return typeof result === 'string' ? resultLine(id, result) : resultLine(id, JSON.stringify(this.wrap(era, result)))
+    } catch (e) {
+      if (e instanceof RpcError) return errorLine(id, e.code, e.message, e.data)
+      return errorLine(id, INTERNAL_ERROR, 'Internal error: the request failed inside ag-mcp (see its log)')
+    }
+  }
+
+  /** Which era serves this request, or why none does. */
+  private eraFor(method: string, params: Params | undefined): Era {
+    const meta = params?.['_meta']
+    const version = isObject(meta) ? meta[META_VERSION] : undefined
+    if (version !== undefined) {
+      if (version !== MODERN_REVISION) {
+        const requested = typeof version === 'string' ? version : JSON.stringify(version)
+        const hint = isLegacyRevision(version)
+          ? `revision ${version} is negotiated with initialize, not per request: send initialize for it, or use ${MODERN_REVISION} in _meta`
+          : `unsupported protocol version ${requested}; per-request _meta supports ${MODERN_REVISION}`
+        throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${hint}`, { supported: [MODERN_REVISION], requested })
+      }
+      if (!isObject((meta as Record<string, unknown>)[META_CAPABILITIES])) {
+        throw new RpcError(INVALID_PARAMS, `Invalid params: _meta["${META_CAPABILITIES}"] is required on every ${MODERN_REVISION} request (an empty object declares no capabilities)`)
+      }
+      return MODERN
+    }
+    if (method === 'initialize') return eraOf(LEGACY_FALLBACK) // refined by initialize itself
+    if (this.legacy) return this.legacy
+    if (method === 'ping') return MODERN
+    throw new RpcError(
+      INVALID_PARAMS,
+      `Invalid params: _meta["${META_VERSION}"] and _meta["${META_CAPABILITIES}"] are required on every ${MODERN_REVISION} request; clients of ${ALL_REVISIONS.slice(1).join(', ')} must send initialize first`,
+    )
+  }
+
+  private async method(era: Era, method: string, params: Params, id: RequestId, signal: AbortSignal): Promise<Record<string, unknown> | string> {
+    const host = this.opts.host
+    switch (method) {
+      case 'ping':
+        return {}
+      case 'initialize':
+        return this.initialize(params)
+      case 'server/discover':
+        if (!era.modern) break
+        return {
+          supportedVersions: ALL_REVISIONS,
+          capabilities: { tools: {}, resources: {}, prompts: {} },
+          instructions: host.instructions,
+          ttlMs: this.opts.listTtlMs,
+          cacheScope: 'private',
+        }
+      case 'tools/list':
+        return this.cachedList(era, 'tools', params['cursor'], () => host.tools().map((t) => toolShape(era, t)))
+      case 'resources/list':
+        return this.cachedList(era, 'resources', params['cursor'], () => host.resources().map((r) => resourceShape(era, r)))
+      case 'resources/templates/list':
+        return this.cachedList(era, 'resourceTemplates', params['cursor'], () => host.resourceTemplates().map((r) => resourceTemplateShape(era, r)))
+      case 'prompts/list':
+        return this.cachedList(era, 'prompts', params['cursor'], () => host.prompts().map((p) => promptShape(era, p)))
+      case 'tools/call': {
+        const name = params['name']
+        if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: tools/call needs "name" (a string)')
+        const args = params['arguments'] ?? {}
+        const outcome = await host.callTool(name, args, { signal, structured: era.structured, requestId: id })
+        return callResultShape(era, outcome)
+      }
+      case 'resources/read': {
+        const uri = params['uri']
+        if (typeof uri !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: resources/read needs "uri" (a string)')
+        const contents = await host.readResource(uri, { signal, structured: era.structured, requestId: id })
+        return era.modern ? { contents, ttlMs: 0, cacheScope: 'private' } : { contents }
+      }
+      case 'prompts/get': {
+        const name = params['name']
+        if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get needs "name" (a string)')
+        const args = params['arguments'] ?? {}
+        if (!isObject(args) || Object.values(args).some((v) => typeof v !== 'string')) {
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get "arguments" must be an object of strings')
+        }
+        return { ...host.getPrompt(name, args as Record<string, string>) }
+      }
+    }
+    const why = UNSUPPORTED[method] ?? (method.startsWith('tasks/') ? 'the tasks extension is not offered by this server' : undefined)
+    throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}${why ? ` (${why})` : ''}`)
+  }
+
+  private initialize(params: Params): Record<string, unknown> {
+    const requested = params['protocolVersion']
+    if (!this.legacy) this.legacy = eraOf(isLegacyRevision(requested) ? requested : LEGACY_FALLBACK)
+    const era = this.legacy
+    return {
+      protocolVersion: era.revision,
+      capabilities: { tools: {}, resources: {}, prompts: {} },
+      serverInfo: implementationShape(era, this.opts.host.identity),
+      instructions: this.opts.host.instructions,
+    }
+  }
+
+  /** List results never change within a process, so each page is serialized once per era. */
+  private cachedList(era: Era, list: string, cursor: unknown, items: () => Record<string, unknown>[]): string {
+    const key = `${era.revision}|${list}|${typeof cursor === 'string' ? cursor : ''}`
+    let json = this.listCache.get(key)
+    if (json === undefined) {
+      const p = page(list, items(), cursor, this.opts.pageSize)
+      const result: Record<string, unknown> = { [list]: p.items }
+      if (p.nextCursor !== undefined) result['nextCursor'] = p.nextCursor
+      if (era.modern) {
+        result['ttlMs'] = this.opts.listTtlMs
+        result['cacheScope'] = 'private'
+      }
+      json = JSON.stringify(this.wrap(era, result))
+      if (this.listCache.size < 256) this.listCache.set(key, json)
+    }
+    return json
+  }
+
+  /** Modern results all say they are complete and who answered. */
+  private wrap(era: Era, result: Record<string, unknown>): Record<string, unknown> {
+    if (!era.modern) return result
+    return { ...result, resultType: 'complete', _meta: { [META_SERVER_INFO]: implementationShape(era, this.opts.host.identity) } }
+  }
+
+  private sendError(id: RequestId | null, code: number, message: string): void {
+    this.opts.send(errorLine(id, code, message))
+  }
+}
+
+function isCancel(signal: AbortSignal): boolean {
+  const r: unknown = signal.reason
+  return r instanceof Error && r.message === 'cancelled by the client'
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x)
+}
+
+function resultLine(id: RequestId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`
+}
+
+export function errorLine(id: RequestId | null, code: number, message: string, data?: unknown): string {
+  const error: Record<string, unknown> = { code, message }
+  if (data !== undefined) error['data'] = data
+  return JSON.stringify({ jsonrpc: '2.0', id, error })
+}

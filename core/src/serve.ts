@@ -1,0 +1,139 @@
+// Start-up and the stdio loop. Everything here runs before the first request is answered,
+// so it stays small: the plugins, the validators, minimatch and the yargs help are loaded on
+// first use (see README, "Start-up").
+import { LineSplitter } from './jsonrpc/lines.ts'
+import { LineWriter } from './jsonrpc/writer.ts'
+import { loadConfig } from './config/config.ts'
+import type { Config } from './config/config.ts'
+import { UsageError } from './config/parse.ts'
+import { createHost } from './host/host.ts'
+import { PluginSet } from './host/plugins.ts'
+import type { PluginLoaders } from './host/plugins.ts'
+import { createTokenSource } from './host/tokens.ts'
+import { createLogger } from './log.ts'
+import { Registry } from './manifest/registry.ts'
+import type { GroupManifest } from './manifest/types.ts'
+import { McpServer } from './mcp/server.ts'
+import { ALL_REVISIONS } from './mcp/revisions.ts'
+import type { HostInfo, Logger } from './plugin-api.ts'
+import { resolveGroups } from './policy/groups.ts'
+import { createTokenBucket } from './policy/rate-limit.ts'
+import { createScrubber } from './safety/scrub.ts'
+
+export interface ServeOptions {
+  name: string
+  title: string
+  version: string
+  instructions: string
+  manifests: readonly GroupManifest[]
+  plugins: PluginLoaders
+  argv: readonly string[]
+  env: NodeJS.ProcessEnv
+}
+
+/** Runs ag-mcp on this process's stdio; resolves with the exit code. */
+export async function serveStdio(o: ServeOptions): Promise<number> {
+  let secrets: () => readonly string[] = () => []
+  const scrubber = createScrubber(() => secrets())
+  let config: Readonly<Config>
+  let info: ReturnType<typeof loadConfig>['info']
+  try {
+    ;({ config, info } = loadConfig(o.argv, o.env, (v) => scrubber.scrub(v) !== v))
+  } catch (e) {
+    if (e instanceof UsageError) return fail(`ag-mcp: ${e.message}`)
+    throw e
+  }
+  const registry = new Registry(o.manifests)
+  if (info === 'version') return print(`${o.name} ${o.version}\n`)
+  if (info === 'help') {
+    const { renderHelp } = await import('./config/help.ts')
+    return print(await renderHelp(o.name, registry))
+  }
+  const log = createLogger({ level: config.logLevel, scrub: (s) => scrubber.scrub(s), ...(config.logFile ? { file: config.logFile } : {}) })
+  const groups = resolveGroups(registry.groups, config.allow, config.enable)
+  if (!groups.ok) return fail(`ag-mcp: ${groups.error}`)
+  if (info === 'print-config') return print(`${JSON.stringify({ ...config, enabledGroups: [...groups.enabled] }, null, 2)}\n`)
+  for (const w of groups.warnings) log.warn(w)
+  let tokens: Awaited<ReturnType<typeof createTokenSource>>
+  try {
+    tokens = await createTokenSource({ file: config.tokenFile, env: config.tokenEnv, environment: o.env, log })
+  } catch (e) {
+    return fail(`ag-mcp: ${(e as Error).message}`)
+  }
+  secrets = () => tokens.secrets()
+  const limits = { maxOutputBytes: config.maxOutputBytes, maxMessageBytes: config.maxMessageBytes, rateLimitPerSec: config.rate.perSec }
+  const hostInfo: HostInfo = { name: o.name, version: o.version, groups: [...groups.enabled], revisions: ALL_REVISIONS, limits }
+  const plugins = new PluginSet(o.plugins, {
+    upstream: config.upstream
+      ? { url: config.upstream, timeoutMs: config.timeoutMs, connectTimeoutMs: config.connectTimeoutMs, maxResponseBytes: config.maxResponseBytes }
+      : undefined,
+    tokens,
+    log,
+  })
+  const host = createHost({
+    identity: { name: o.name, title: o.title, version: o.version },
+    instructions: o.instructions,
+    registry,
+    enabled: groups.enabled,
+    plugins,
+    log,
+    scrubber,
+    maxOutputBytes: config.maxOutputBytes,
+    rateLimit: createTokenBucket({ ratePerSec: config.rate.perSec, burst: config.rate.burst }),
+    policy: { repoGlobs: config.repo, writeGlobs: config.writePath, requireLease: config.requireLease },
+    hostInfo,
+  })
+  return runLoop(host, config, log)
+}
+
+function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, log: Logger): Promise<number> {
+  const writer = new LineWriter(process.stdout)
+  const server = new McpServer({ host, send: (line) => writer.write(line), pageSize: config.pageSize, listTtlMs: 3_600_000 })
+  const splitter = new LineSplitter(config.maxMessageBytes)
+  const stdin = process.stdin
+  const onEvent = (e: Parameters<Parameters<LineSplitter['push']>[1]>[0]): void => {
+    if (e.kind === 'line') server.handleLine(e.text)
+    else server.rejectOversize(e.id, e.bytes, config.maxMessageBytes)
+  }
+  return new Promise<number>((resolve) => {
+    let closing = false
+    const finish = async (deadlineMs: number | undefined): Promise<void> => {
+      if (closing) return
+      closing = true
+      stdin.pause()
+      let timer: NodeJS.Timeout | undefined
+      if (deadlineMs !== undefined) timer = setTimeout(() => server.abortAll('shutting down'), deadlineMs)
+      await server.drain()
+      if (timer) clearTimeout(timer)
+      await writer.idle()
+      resolve(0)
+    }
+    stdin.on('data', (chunk: Buffer) => {
+      splitter.push(chunk, onEvent)
+      // Backpressure: stop reading while the client is not reading our answers.
+      if (writer.backlog > 0 && !stdin.isPaused()) {
+        stdin.pause()
+        void writer.idle().then(() => !closing && stdin.resume())
+      }
+    })
+    stdin.on('end', () => {
+      splitter.end(onEvent)
+      void finish(undefined)
+    })
+    stdin.on('error', () => void finish(undefined))
+    process.on('SIGTERM', () => {
+      log.info('SIGTERM: finishing in-flight calls', { inFlight: server.inFlightCount })
+      void finish(config.shutdownTimeoutMs)
+    })
+  })
+}
+
+function print(text: string): number {
+  process.stdout.write(text)
+  return 0
+}
+
+function fail(message: string): number {
+  process.stderr.write(`${message}\n`)
+  return 2
+}

@@ -1,0 +1,87 @@
+// The architecture, checked: core knows no plugin and no tool; plugins know no MCP; the
+// server knows neither; package.json declares exactly what the shipped code imports.
+import t from 'tap'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { builtinModules } from 'node:module'
+
+const root = new URL('../../', import.meta.url).pathname
+
+function files(dir: string): string[] {
+  const abs = join(root, dir)
+  const out: string[] = []
+  for (const name of readdirSync(abs)) {
+    const p = join(abs, name)
+    if (statSync(p).isDirectory()) out.push(...files(relative(root, p)))
+    else if (p.endsWith('.ts')) out.push(relative(root, p))
+  }
+  return out
+}
+
+function imports(file: string): string[] {
+  const src = readFileSync(join(root, file), 'utf8')
+  return [...src.matchAll(/(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => (m[1] ?? m[2]) as string)
+}
+
+function resolved(file: string, spec: string): string {
+  return spec.startsWith('.') ? relative(root, join(root, file, '..', spec)) : spec
+}
+
+const exists = (d: string) => {
+  try {
+    return statSync(join(root, d)).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+t.test('core imports no plugin, no server, no bin', async (t) => {
+  for (const f of files('core')) {
+    for (const spec of imports(f)) {
+      const r = resolved(f, spec)
+      t.notOk(/^(plugins|server|bin)\//.test(r), `${f} imports ${spec}`)
+    }
+  }
+})
+
+t.test('core names no tool', async (t) => {
+  const names = readdirSync(join(root, 'manifests'))
+    .filter((f) => f.endsWith('.json') && f !== 'manifest.schema.json')
+    .flatMap((f) => (JSON.parse(readFileSync(join(root, 'manifests', f), 'utf8')) as { tools: { name: string }[] }).tools.map((x) => x.name))
+  for (const f of files('core')) {
+    const src = readFileSync(join(root, f), 'utf8')
+    for (const n of names) t.notOk(new RegExp(`['"\`]${n}['"\`]`).test(src), `${f} mentions tool ${n}`)
+  }
+})
+
+t.test('plugins import only the plugin API from core, never MCP', async (t) => {
+  if (!exists('plugins')) return
+  for (const f of files('plugins')) {
+    for (const spec of imports(f)) {
+      const r = resolved(f, spec)
+      if (r.startsWith('core/')) t.equal(r, 'core/src/plugin-api.ts', `${f} imports ${spec}`)
+      t.notOk(r.startsWith('server/'), `${f} imports the server (${spec})`)
+    }
+  }
+})
+
+t.test('the server imports neither core nor plugins', async (t) => {
+  if (!exists('server')) return
+  for (const f of files('server')) {
+    for (const spec of imports(f)) t.notOk(/^(core|plugins)\//.test(resolved(f, spec)), `${f} imports ${spec}`)
+  }
+})
+
+t.test('package.json dependencies are exactly the packages the shipped code imports', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+  const used = new Set<string>()
+  for (const dir of ['core', 'plugins', 'server', 'bin'].filter(exists)) {
+    for (const f of files(dir)) {
+      for (const spec of imports(f)) {
+        if (spec.startsWith('.') || spec.startsWith('node:') || builtinModules.includes(spec)) continue
+        used.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string))
+      }
+    }
+  }
+  t.same([...used].sort(), Object.keys(pkg.dependencies).sort())
+})

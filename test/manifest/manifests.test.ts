@@ -1,0 +1,79 @@
+// One walk over every manifest and tool: the rules a host relies on, checked for all tools at
+// once so a new manifest cannot forget one.
+import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { Ajv } from 'ajv'
+import { checkManifests, NAME_PATTERN } from '../../core/src/manifest/check.ts'
+import type { GroupManifest } from '../../core/src/manifest/types.ts'
+import { manifests } from '../../generated/manifests.js'
+
+const dir = new URL('../../manifests/', import.meta.url)
+const schema = JSON.parse(readFileSync(new URL('manifest.schema.json', dir), 'utf8')) as object
+const files = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'manifest.schema.json')
+const raw = files.map((f) => JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as GroupManifest)
+
+t.test('every manifest validates against manifest.schema.json', async (t) => {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema)
+  for (const [i, m] of raw.entries()) t.ok(validate(m), `${files[i]}: ${JSON.stringify(validate.errors)}`)
+})
+
+t.test('the schema itself refuses what it must', async (t) => {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema)
+  const base = raw.find((m) => m.group === 'core') as GroupManifest
+  const tool = base.tools[0]
+  t.ok(tool)
+  const bad = (patch: object) => ({ ...base, tools: [{ ...tool, ...patch }] })
+  t.notOk(validate(bad({ name: 'Bad-Name' })), 'bad tool name')
+  t.notOk(validate(bad({ annotations: { readOnlyHint: true } })), 'annotations not all explicit')
+  t.notOk(validate(bad({ input: { type: 'array', properties: {} } })), 'root not an object schema')
+  t.notOk(validate(bad({ dataKind: 'Has Spaces' })), 'bad data kind')
+  t.notOk(validate({ ...base, access: 'sometimes' }), 'unknown access')
+})
+
+t.test('every tool: unique name, a group, explicit annotations, host-friendly schemas', async (t) => {
+  const names = new Set<string>()
+  for (const m of manifests) {
+    t.match(m.group, NAME_PATTERN)
+    for (const tool of m.tools) {
+      t.notOk(names.has(tool.name), `${tool.name} is unique`)
+      names.add(tool.name)
+      t.match(tool.name, NAME_PATTERN)
+      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+        t.type(tool.annotations[hint], 'boolean', `${tool.name}.${hint} is explicit`)
+      }
+      for (const s of [tool.input, tool.output]) {
+        t.equal(s.type, 'object')
+        t.notOk(JSON.stringify(s).includes('"$ref"'), `${tool.name} has no $ref`)
+        for (const k of ['oneOf', 'anyOf', 'allOf']) t.notOk(k in s, `${tool.name} has no root ${k}`)
+      }
+      t.ok(tool.description.length >= 20, `${tool.name} has a real description`)
+    }
+  }
+})
+
+t.test('checkManifests refuses each class of mistake', async (t) => {
+  const core = raw.find((m) => m.group === 'core') as GroupManifest
+  const tool = core.tools[0]
+  if (!tool) throw new Error('core has no tool')
+  const plugins = { host: { handlers: ['server_info'], hasOperation: false } }
+  t.same(checkManifests([core], plugins), [], 'the real manifest passes')
+  const cases: [string, GroupManifest[], typeof plugins | Record<string, { handlers: string[]; hasOperation: boolean }>, RegExp][] = [
+    ['duplicate tool', [core, { ...core, group: 'other' }], plugins, /already used/],
+    ['bad name', [{ ...core, tools: [{ ...tool, name: 'Bad' }] }], { host: { handlers: ['Bad'], hasOperation: false } }, /must match/],
+    ['root not object', [{ ...core, tools: [{ ...tool, input: { ...tool.input, type: 'array' as 'object' } }] }], plugins, /root must be type "object"/],
+    ['$ref', [{ ...core, tools: [{ ...tool, input: { type: 'object', properties: { a: { $ref: '#/x' } } } }] }], plugins, /\$ref/],
+    ['root anyOf', [{ ...core, tools: [{ ...tool, input: { type: 'object', properties: {}, anyOf: [] } }] }], plugins, /anyOf/],
+    ['missing annotation', [{ ...core, tools: [{ ...tool, annotations: { readOnlyHint: true } as never }] }], plugins, /destructiveHint must be set/],
+    ['unknown plugin', [{ ...core, plugin: 'nope' }], plugins, /plugin "nope" does not exist/],
+    ['handler without tool', [core], { host: { handlers: ['server_info', 'orphan'], hasOperation: false } }, /handler "orphan" serves no tool/],
+    ['tool without handler', [core], { host: { handlers: [], hasOperation: false } }, /no handler/],
+    ['policy arg not an input', [{ ...core, tools: [{ ...tool, repoArg: 'repo' }] }], plugins, /"repo" is named for policy/],
+  ]
+  for (const [label, ms, p, re] of cases) t.match(checkManifests(ms, p).join('\n'), re, label)
+})
+
+t.test('docs/tools.md is what the build would write', async (t) => {
+  const r = spawnSync(process.execPath, ['build.mjs', '--check-docs'], { cwd: new URL('../../', import.meta.url), encoding: 'utf8' })
+  t.equal(r.status, 0, `node build.mjs --check-docs: ${r.stderr}`)
+})
