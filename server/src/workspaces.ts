@@ -1,0 +1,267 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import type { Ctx } from './context.ts';
+import type { Caller } from './auth.ts';
+import { authorize } from './auth.ts';
+import { conflict, forbidden, invalid, notFound } from './errors.ts';
+import { git } from './git.ts';
+import { listDir, encodeContent, diff, type TreeEntry } from './gitread.ts';
+import { ancestors, checkPath } from './paths.ts';
+import type { Repo } from './repos.ts';
+import type { OverlayEntry, WorkspaceRec } from './types.ts';
+import { nowIso } from './util.ts';
+
+// Workspaces are overlays on a base commit kept in the store (path -> blob id or
+// deletion); contents go into the repository's object database as blobs, so a
+// workspace costs no checkout and proposing it is pure plumbing.
+
+export function getWorkspace(ctx: Ctx, caller: Caller, id: string, write: boolean): WorkspaceRec {
+  const ws = ctx.store.get('workspaces', id);
+  if (!ws) throw notFound(`workspace '${id.slice(0, 64)}' not found`, { workspace: id.slice(0, 64) });
+  authorize(ctx.store, caller, write ? 'workspace' : 'read', ws.repo, write ? 'contributor' : 'reader');
+  if (ws.owner !== caller.principal) throw forbidden('workspace belongs to another principal', { workspace: id, owner: ws.owner });
+  if (write && ws.state !== 'open') throw conflict('workspace is discarded', { workspace: id });
+  return ws;
+}
+
+export function viewWorkspace(ws: WorkspaceRec): Record<string, unknown> {
+  const changes = Object.entries(ws.changes)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([p, e]) => (e ? { path: p, op: 'write', blob: e.blob, size: e.size } : { path: p, op: 'delete' }));
+  const out: Record<string, unknown> = {
+    id: ws.id,
+    repo: ws.repo,
+    base: ws.base,
+    base_ref: ws.base_ref,
+    owner: ws.owner,
+    state: ws.state,
+    changes,
+    proposals: ws.proposals,
+    created_at: ws.created_at,
+    updated_at: ws.updated_at,
+  };
+  if (ws.run_id !== undefined) out['run_id'] = ws.run_id;
+  return out;
+}
+
+export async function createWorkspace(ctx: Ctx, caller: Caller, repoName: string, baseIn: string | undefined): Promise<WorkspaceRec> {
+  authorize(ctx.store, caller, 'workspace', repoName, 'contributor');
+  const repo = ctx.repos.get(repoName);
+  const baseRef = baseIn ?? (await repo.defaultBranch());
+  let base: string | null;
+  if (baseIn === undefined && (await repo.branchHead(baseRef)) === null && (await repo.branches()).length === 0) {
+    base = null; // empty repository: the first proposal creates the root commit
+  } else {
+    base = await repo.resolve(baseRef, 'base');
+  }
+  const { id, op } = ctx.store.nextId('workspace', 'ws-');
+  const now = nowIso();
+  const ws: WorkspaceRec = { id, repo: repoName, base, base_ref: baseRef, owner: caller.principal, state: 'open', changes: {}, proposals: [], created_at: now, updated_at: now };
+  if (caller.run) ws.run_id = caller.run.run_id;
+  ctx.store.commit([op, { c: 'workspaces', k: id, v: ws }]);
+  return ws;
+}
+
+/** What a path is, seen through the overlay. */
+async function lookup(repo: Repo, ws: WorkspaceRec, p: string): Promise<{ kind: 'file'; blob: string; mode: string } | { kind: 'dir' } | null> {
+  if (Object.hasOwn(ws.changes, p)) {
+    const e = ws.changes[p];
+    return e ? { kind: 'file', blob: e.blob, mode: e.mode } : null;
+  }
+  const prefix = p + '/';
+  const overlayChild = Object.entries(ws.changes).some(([k, e]) => e !== null && k.startsWith(prefix));
+  if (ws.base === null) return overlayChild ? { kind: 'dir' } : null;
+  const o = await repo.cat.get(`${ws.base}:${p}`);
+  if (!o) return overlayChild ? { kind: 'dir' } : null;
+  if (o.type === 'tree') {
+    if (overlayChild) return { kind: 'dir' };
+    // A base directory whose every file was deleted in the overlay no longer exists.
+    const entries = await listDir(repo, ws.base, p);
+    const live = await liveChildren(repo, ws, p, entries ?? []);
+    return live.length ? { kind: 'dir' } : null;
+  }
+  // Deleting a parent directory's files one by one never hides a file itself.
+  return { kind: 'file', blob: o.oid, mode: '100644' };
+}
+
+async function liveChildren(repo: Repo, ws: WorkspaceRec, dir: string, base: TreeEntry[]): Promise<TreeEntry[]> {
+  const out: TreeEntry[] = [];
+  for (const e of base) {
+    if (Object.hasOwn(ws.changes, e.path)) {
+      if (ws.changes[e.path]) out.push(e);
+      continue;
+    }
+    if (e.type === 'dir') {
+      const sub = await lookup(repo, ws, e.path);
+      if (sub) out.push(e);
+    } else out.push(e);
+  }
+  void dir;
+  return out;
+}
+
+export async function readWorkspacePath(ctx: Ctx, caller: Caller, id: string, rawPath: string | undefined): Promise<Record<string, unknown>> {
+  const ws = getWorkspace(ctx, caller, id, false);
+  const repo = ctx.repos.get(ws.repo);
+  const p = checkPath(rawPath ?? '', 'path', true);
+  if (p === '' || (await lookup(repo, ws, p))?.kind === 'dir') {
+    return { kind: 'dir', path: p, commit: ws.base, workspace: ws.id, entries: await overlayListing(repo, ws, p) };
+  }
+  const hit = await lookup(repo, ws, p);
+  if (!hit || hit.kind !== 'file') throw notFound(`'${p}' does not exist in workspace`, { path: p });
+  const o = await repo.cat.get(hit.blob);
+  if (!o) throw notFound('blob missing', { path: p });
+  return { kind: 'file', path: p, commit: ws.base, workspace: ws.id, blob: o.oid, mode: hit.mode, size: o.size, ...encodeContent(o.data, ctx.limits.maxFileBytes) };
+}
+
+async function overlayListing(repo: Repo, ws: WorkspaceRec, dir: string): Promise<TreeEntry[]> {
+  const base = (await listDir(repo, ws.base, dir)) ?? [];
+  const byName = new Map<string, TreeEntry>();
+  for (const e of await liveChildren(repo, ws, dir, base)) byName.set(e.name, e);
+  const prefix = dir === '' ? '' : dir + '/';
+  for (const [p, e] of Object.entries(ws.changes)) {
+    if (!e || !p.startsWith(prefix)) continue;
+    const rest = p.slice(prefix.length);
+    const slash = rest.indexOf('/');
+    if (slash < 0) byName.set(rest, { name: rest, path: p, type: e.mode === '120000' ? 'symlink' : 'file', mode: e.mode, id: e.blob, size: e.size });
+    else {
+      const name = rest.slice(0, slash);
+      if (!byName.has(name)) byName.set(name, { name, path: prefix + name, type: 'dir', mode: '040000', id: 'workspace' });
+    }
+  }
+  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function checkIfMatch(current: { kind: string; blob?: string } | null, ifMatch: string | undefined, p: string): void {
+  if (ifMatch === undefined) return;
+  const cur = current && current.kind === 'file' ? (current.blob ?? null) : null;
+  if (ifMatch === 'absent' ? cur !== null : cur !== ifMatch) throw conflict(`'${p}' changed: if_match does not hold`, { path: p, expected: ifMatch, actual: cur ?? 'absent' });
+}
+
+/** A file may not sit where a directory is, or under a path that is a file. */
+async function checkPlaceable(repo: Repo, ws: WorkspaceRec, p: string): Promise<void> {
+  for (const a of ancestors(p)) {
+    const hit = await lookup(repo, ws, a);
+    if (hit && hit.kind === 'file') throw conflict(`'${a}' is a file, so '${p}' cannot be created`, { path: p, blocking: a });
+  }
+}
+
+export async function writeFile(ctx: Ctx, caller: Caller, id: string, body: { path: string; content: string; encoding?: 'utf8' | 'base64'; if_match?: string }): Promise<Record<string, unknown>> {
+  const ws0 = getWorkspace(ctx, caller, id, true);
+  const p = checkPath(body.path);
+  const data = body.encoding === 'base64' ? Buffer.from(body.content, 'base64') : Buffer.from(body.content, 'utf8');
+  if (body.encoding === 'base64' && data.toString('base64').replace(/=+$/, '') !== body.content.replace(/=+$/, '').replace(/\s+/g, '')) throw invalid('content is not valid base64', { field: 'content' });
+  const repo = ctx.repos.get(ws0.repo);
+  // Blob writing happens outside the lock (content-addressed, idempotent); the check and
+  // the overlay update happen under it so if_match is a true compare-and-swap.
+  const blob = (await git(repo.gitDir, ['hash-object', '-w', '--stdin'], { input: data })).stdout.toString('utf8').trim();
+  return ctx.mutex.run(`ws:${id}`, async () => {
+    const ws = getWorkspace(ctx, caller, id, true);
+    const cur = await lookup(repo, ws, p);
+    if (cur?.kind === 'dir') throw conflict(`'${p}' is a directory`, { path: p });
+    checkIfMatch(cur, body.if_match, p);
+    await checkPlaceable(repo, ws, p);
+    const mode = cur?.kind === 'file' ? cur.mode : '100644';
+    const next = touch(ws, { [p]: { blob, mode, size: data.length } });
+    ctx.store.commit([{ c: 'workspaces', k: id, v: next }]);
+    return { workspace: id, path: p, blob, size: data.length, created: cur === null };
+  });
+}
+
+function touch(ws: WorkspaceRec, changes: Record<string, OverlayEntry | null>): WorkspaceRec {
+  return { ...ws, changes: { ...ws.changes, ...changes }, updated_at: nowIso() };
+}
+
+/** Record the removal of p: drop an overlay-only file, or mark a base file deleted. */
+async function removal(repo: Repo, ws: WorkspaceRec, p: string): Promise<Record<string, OverlayEntry | null>> {
+  const inBase = ws.base !== null && (await repo.cat.get(`${ws.base}:${p}`)) !== null;
+  return { [p]: inBase ? null : undefined } as Record<string, OverlayEntry | null>;
+}
+
+function applyRemoval(ws: WorkspaceRec, rem: Record<string, OverlayEntry | null>): WorkspaceRec {
+  const changes = { ...ws.changes };
+  for (const [k, v] of Object.entries(rem)) {
+    if (v === undefined) delete changes[k];
+    else changes[k] = v;
+  }
+  return { ...ws, changes, updated_at: nowIso() };
+}
+
+export async function deleteFile(ctx: Ctx, caller: Caller, id: string, rawPath: string | undefined, ifMatch: string | undefined): Promise<Record<string, unknown>> {
+  const p = checkPath(rawPath);
+  return ctx.mutex.run(`ws:${id}`, async () => {
+    const ws = getWorkspace(ctx, caller, id, true);
+    const repo = ctx.repos.get(ws.repo);
+    const cur = await lookup(repo, ws, p);
+    if (!cur) throw notFound(`'${p}' does not exist in workspace`, { path: p });
+    if (cur.kind === 'dir') throw invalid(`'${p}' is a directory; delete its files`, { path: p });
+    if (ifMatch !== undefined && !/^([0-9a-f]{40}|absent)$/.test(ifMatch)) throw invalid('if_match must be a blob id', { field: 'if_match' });
+    checkIfMatch(cur, ifMatch, p);
+    ctx.store.commit([{ c: 'workspaces', k: id, v: applyRemoval(ws, await removal(repo, ws, p)) }]);
+    return { workspace: id, path: p, deleted: true };
+  });
+}
+
+export async function moveFile(ctx: Ctx, caller: Caller, id: string, body: { from: string; to: string; overwrite?: boolean }): Promise<Record<string, unknown>> {
+  const from = checkPath(body.from, 'from');
+  const to = checkPath(body.to, 'to');
+  if (from === to) throw invalid('from and to are the same path', { field: 'to' });
+  return ctx.mutex.run(`ws:${id}`, async () => {
+    const ws = getWorkspace(ctx, caller, id, true);
+    const repo = ctx.repos.get(ws.repo);
+    const src = await lookup(repo, ws, from);
+    if (!src) throw notFound(`'${from}' does not exist in workspace`, { path: from });
+    if (src.kind !== 'file') throw invalid('only files can be moved', { path: from });
+    const dst = await lookup(repo, ws, to);
+    if (dst?.kind === 'dir') throw conflict(`'${to}' is a directory`, { path: to });
+    if (dst && !body.overwrite) throw conflict(`'${to}' exists (pass overwrite: true)`, { path: to });
+    const afterRemoval = applyRemoval(ws, await removal(repo, ws, from));
+    await checkPlaceable(repo, afterRemoval, to);
+    const o = await repo.cat.get(src.blob);
+    const next = touch(afterRemoval, { [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } });
+    ctx.store.commit([{ c: 'workspaces', k: id, v: next }]);
+    return { workspace: id, from, to, blob: src.blob };
+  });
+}
+
+export function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Record<string, unknown> {
+  const ws = getWorkspace(ctx, caller, id, true);
+  const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() };
+  ctx.store.commit([{ c: 'workspaces', k: id, v: next }]);
+  return viewWorkspace(next);
+}
+
+// Tree ids are cached per (workspace, updated_at): a propose right after a diff reuses it.
+const treeCache = new Map<string, string>();
+
+/** Materialize the overlay as a git tree with a throwaway index file. */
+export async function buildTree(ctx: Ctx, repo: Repo, ws: WorkspaceRec): Promise<string> {
+  const key = `${ws.repo}:${ws.id}:${ws.updated_at}:${Object.keys(ws.changes).length}`;
+  const hit = treeCache.get(key);
+  if (hit) return hit;
+  fs.mkdirSync(ctx.tmpDir, { recursive: true });
+  const index = path.join(ctx.tmpDir, `index-${crypto.randomBytes(8).toString('hex')}`);
+  const env = { GIT_INDEX_FILE: index };
+  try {
+    if (ws.base) await git(repo.gitDir, ['read-tree', ws.base], { env });
+    else await git(repo.gitDir, ['read-tree', '--empty'], { env });
+    const lines = Object.entries(ws.changes).map(([p, e]) => (e ? `${e.mode} ${e.blob}\t${p}\0` : `0 ${'0'.repeat(40)}\t${p}\0`));
+    if (lines.length) await git(repo.gitDir, ['update-index', '-z', '--index-info'], { env, input: lines.join('') });
+    const tree = (await git(repo.gitDir, ['write-tree'], { env })).stdout.toString('utf8').trim();
+    if (treeCache.size > 500) treeCache.clear();
+    treeCache.set(key, tree);
+    return tree;
+  } finally {
+    fs.rmSync(index, { force: true });
+  }
+}
+
+export async function workspaceDiff(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
+  const ws = getWorkspace(ctx, caller, id, false);
+  const repo = ctx.repos.get(ws.repo);
+  const tree = await buildTree(ctx, repo, ws);
+  const baseTree = ws.base ? `${ws.base}^{tree}` : null;
+  const d = await diff(repo, baseTree, tree, [], ctx.limits.maxPatchBytes);
+  return { base: ws.base, head: tree, ...d };
+}
