@@ -18,7 +18,8 @@ export function peekId(prefix: string): string | number | null {
         const v = readString(prefix, i)
         return v ? v.value : null
       }
-      const m = /^-?\d{1,15}(?![.\deE])/.exec(prefix.slice(i, i + 17))
+      // The number must be followed by a delimiter: one cut by the end of the prefix could be longer.
+      const m = /^-?\d{1,15}(?=[ \t\r\n,}])/.exec(prefix.slice(i, i + 17))
       return m ? Number(m[0]) : null
     }
     const next = skipValue(prefix, i)

@@ -1,0 +1,78 @@
+import { Writable } from 'node:stream'
+import t from 'tap'
+import { LineWriter } from '../../../core/src/jsonrpc/writer.ts'
+
+/** A Writable that reports "full" (write returns false) until drained by hand. */
+class FakeOut extends Writable {
+  readonly chunks: string[] = []
+  full = false
+  override write(chunk: unknown): boolean {
+    this.chunks.push(String(chunk))
+    return !this.full
+  }
+  drainNow(): void {
+    this.full = false
+    this.emit('drain')
+  }
+}
+
+t.test('writes one line per value, newline-terminated, in order', async (t) => {
+  const out = new FakeOut()
+  const w = new LineWriter(out)
+  w.write('{"a":1}')
+  w.write('{"b":2}')
+  t.equal(out.chunks.join(''), '{"a":1}\n{"b":2}\n')
+  t.equal(w.backlog, 0)
+  await w.idle()
+})
+
+t.test('stops writing while the stream is full and resumes on drain', async (t) => {
+  const out = new FakeOut()
+  const w = new LineWriter(out)
+  out.full = true
+  w.write('1')
+  t.equal(out.chunks.length, 1, 'the first write goes out (and reports full)')
+  w.write('2')
+  w.write('3')
+  t.equal(out.chunks.length, 1, 'nothing more is written while full')
+  t.equal(w.backlog, 2, 'the rest is queued')
+  let idle = false
+  const p = w.idle().then(() => (idle = true))
+  await new Promise((r) => setImmediate(r))
+  t.notOk(idle, 'not idle while blocked')
+  out.drainNow()
+  await p
+  t.ok(idle, 'idle after drain')
+  t.equal(out.chunks.join(''), '1\n2\n3\n', 'everything, in order, exactly once')
+  t.equal(w.backlog, 0)
+})
+
+t.test('blocked again during a flush: waits for the next drain', async (t) => {
+  const out = new FakeOut()
+  const w = new LineWriter(out)
+  out.full = true
+  w.write('a')
+  w.write('b')
+  out.full = true
+  out.emit('drain') // drained, but the coalesced write of "b" fills it again
+  t.equal(out.chunks.join(''), 'a\nb\n')
+  w.write('c')
+  t.equal(out.chunks.join(''), 'a\nb\n', 'c waits')
+  out.drainNow()
+  t.equal(out.chunks.join(''), 'a\nb\nc\n')
+  await w.idle()
+})
+
+t.test('a stream error (client gone) drops the queue and releases idle waiters', async (t) => {
+  const out = new FakeOut()
+  const w = new LineWriter(out)
+  out.full = true
+  w.write('x')
+  w.write('y')
+  const p = w.idle()
+  out.emit('error', new Error('EPIPE'))
+  await p
+  t.equal(w.backlog, 0)
+  w.write('z')
+  t.equal(out.chunks.join(''), 'x\n', 'nothing is written after the error')
+})
