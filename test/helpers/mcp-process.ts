@@ -201,7 +201,7 @@ export class McpProcess {
   }
 
   /** Fails `t` with every problem found in stdout (schema, framing, unsolicited messages). */
-  assertValid(t: { same: (a: unknown, b: unknown, msg?: string) => unknown }, what = 'every stdout line is valid JSON-RPC for its revision'): void {
+  assertValid(t: { same(a: unknown, b: unknown, msg: string): unknown }, what = 'every stdout line is valid JSON-RPC for its revision'): void {
     t.same(this.problems, [], what)
   }
 
@@ -256,4 +256,27 @@ export function startMcp(t: { teardown: (f: () => void) => void }, opts: StartOp
   const p = new McpProcess(opts)
   t.teardown(() => p.kill())
   return p
+}
+
+/** A process speaking one revision: modern `_meta` per request, or a legacy handshake first. */
+export interface Session {
+  p: McpProcess
+  revision: Revision
+  modern: boolean
+  /** The initialize response (legacy revisions only). */
+  init: Response | undefined
+  req(method: string, params?: Record<string, unknown>, id?: Id): Promise<Response>
+}
+
+export async function openSession(t: { teardown: (f: () => void) => void }, revision: Revision, opts: StartOptions = {}): Promise<Session> {
+  const p = startMcp(t, opts)
+  const modern = revision === MODERN
+  const init = modern ? undefined : await p.initialize(revision)
+  return {
+    p,
+    revision,
+    modern,
+    init,
+    req: (method, params = {}, id) => p.request(method, params, { era: modern ? 'modern' : 'legacy', ...(id !== undefined ? { id } : {}) }),
+  }
 }

@@ -80,7 +80,9 @@ function call(id: string | number, name: string, meta = true): Record<string, un
 function assertValid(t: Tap, rev: Revision, msgs: Record<string, unknown>[], method?: string): void {
   for (const m of msgs) t.same(validateServerMessage(rev, m, m['error'] ? undefined : method), [], `valid ${rev}: ${JSON.stringify(m).slice(0, 120)}`)
 }
-type Tap = { same: (a: unknown, b: unknown, m?: string) => unknown }
+interface Tap {
+  same(a: unknown, b: unknown, m: string): unknown
+}
 
 t.test('a cancelled call aborts its signal and is never answered', async (t) => {
   const h = harness()
