@@ -15,6 +15,7 @@ const code = await serveStdio({
   manifests,
   plugins: {
     host: async () => ((await import('../plugins/host/index.ts')) as { default: Plugin }).default,
+    agwp: async () => ((await import('../plugins/agwp/index.ts')) as { default: Plugin }).default,
   },
   argv: process.argv.slice(2),
   env: process.env,

@@ -1,0 +1,187 @@
+// The AGWP HTTP client: one got instance per process. Redirects are refused (the bearer token
+// would travel with them), bodies are read with a byte cap, idempotent GETs are retried on
+// 429/502/503/504 (bounded, honouring Retry-After), a 401 re-reads the token and retries once,
+// and the call's AbortSignal destroys the request (and so its socket).
+import http from 'node:http'
+import https from 'node:https'
+import { setTimeout as sleep } from 'node:timers/promises'
+import got from 'got'
+import type { Got } from 'got'
+import { isPluginFailure, pluginFailure } from '../../core/src/plugin-api.ts'
+import type { Logger, PluginEnv, TokenSource, UpstreamSettings } from '../../core/src/plugin-api.ts'
+
+export interface AgwpRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  /** Path under the API root, every segment already URL-encoded. */
+  path: string
+  query?: readonly (readonly [string, string])[]
+  body?: Record<string, unknown>
+  /** Sent as the AGWP-Run header. */
+  runId?: string
+}
+
+export interface AgwpClient {
+  send(req: AgwpRequest, signal: AbortSignal): Promise<Record<string, unknown>>
+}
+
+const RETRY_STATUSES = new Set([429, 502, 503, 504])
+const MAX_RETRIES = 2
+const MAX_RETRY_AFTER_MS = 3000
+
+interface Answer {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: Buffer
+}
+
+export function createClient(env: PluginEnv): AgwpClient {
+  const upstream = env.upstream
+  if (!upstream) throw pluginFailure('not_configured', 'no upstream: start ag-mcp with --upstream URL (the ag-server base URL) and --token-file or --token-env')
+  const base = `${upstream.url.replace(/\/+$/, '')}/agwp/v1`
+  const instance = got.extend({
+    followRedirect: false,
+    throwHttpErrors: false,
+    retry: { limit: 0 },
+    decompress: true,
+    timeout: { connect: upstream.connectTimeoutMs, response: upstream.timeoutMs },
+    agent: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+    headers: { 'user-agent': 'ag-mcp', accept: 'application/json' },
+  })
+  return { send: (req, signal) => send(instance, base, upstream, env.tokens, env.log, req, signal) }
+}
+
+async function send(g: Got, base: string, up: UpstreamSettings, tokens: TokenSource, log: Logger, req: AgwpRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const url = new URL(base + req.path)
+  for (const [k, v] of req.query ?? []) url.searchParams.append(k, v)
+  if (req.runId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.runId)) throw pluginFailure('invalid', 'run_id must be printable ASCII without spaces (as task_claim returned it)')
+  const deadline = AbortSignal.timeout(up.timeoutMs)
+  const both = AbortSignal.any([signal, deadline])
+  let token = await tokens.current()
+  if (token === undefined) throw pluginFailure('not_configured', 'no token: start ag-mcp with --token-file or --token-env')
+  let refreshed = false
+  for (let attempt = 0; ; attempt++) {
+    const t0 = performance.now()
+    let answer: Answer
+    try {
+      answer = await once(g, url, req, token, up.maxResponseBytes, both)
+    } catch (e) {
+      if (signal.aborted) throw e
+      if (deadline.aborted) throw pluginFailure('timeout', `no complete answer within ${up.timeoutMs} ms (--timeout-ms)`)
+      throw transportFailure(e, up)
+    }
+    log.debug('upstream call', { method: req.method, status: answer.status, ms: Math.round(performance.now() - t0), attempt })
+    if (answer.status === 401 && !refreshed) {
+      refreshed = true
+      const next = await tokens.refresh()
+      if (next !== undefined && next !== token) {
+        token = next
+        continue
+      }
+    }
+    const retryAfterS = retryAfter(answer.headers['retry-after'])
+    if (req.method === 'GET' && RETRY_STATUSES.has(answer.status) && attempt < MAX_RETRIES) {
+      const waitMs = Math.min(MAX_RETRY_AFTER_MS, retryAfterS !== undefined ? retryAfterS * 1000 : 200 * 2 ** attempt)
+      try {
+        await sleep(waitMs, undefined, { signal: both })
+      } catch (e) {
+        if (signal.aborted) throw e
+        throw pluginFailure('timeout', `no complete answer within ${up.timeoutMs} ms (--timeout-ms)`)
+      }
+      continue
+    }
+    return interpret(answer, url, retryAfterS)
+  }
+}
+
+/** One HTTP exchange, its body read up to `cap` bytes. */
+function once(g: Got, url: URL, req: AgwpRequest, token: string, cap: number, signal: AbortSignal): Promise<Answer> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+  if (req.runId !== undefined) headers['agwp-run'] = req.runId
+  const hasBody = req.method === 'POST' || req.method === 'PUT'
+  if (hasBody) headers['content-type'] = 'application/json'
+  const stream = g.stream(url, { method: req.method, headers, signal, ...(hasBody ? { body: JSON.stringify(req.body ?? {}) } : {}) })
+  return new Promise<Answer>((resolve, reject) => {
+    let settled = false
+    const settle = (f: () => void): void => {
+      if (settled) return
+      settled = true
+      f()
+    }
+    let status = 0
+    let resHeaders: http.IncomingHttpHeaders = {}
+    const chunks: Buffer[] = []
+    let size = 0
+    const tooLarge = (): void => {
+      stream.destroy()
+      settle(() => reject(pluginFailure('bad_response', `the upstream answer exceeds ${cap} bytes (--max-response-bytes); narrow the request`)))
+    }
+    stream.on('response', (res: http.IncomingMessage) => {
+      status = res.statusCode ?? 0
+      resHeaders = res.headers
+      if (status >= 300 && status < 400) {
+        // Not followed and not read: the answer is the status and its Location.
+        stream.destroy()
+        settle(() => resolve({ status, headers: resHeaders, body: Buffer.alloc(0) }))
+      } else if (Number(res.headers['content-length'] ?? 0) > cap) tooLarge()
+    })
+    stream.on('data', (c: Buffer) => {
+      size += c.length
+      if (size > cap) tooLarge()
+      else chunks.push(c)
+    })
+    stream.on('end', () => settle(() => resolve({ status, headers: resHeaders, body: Buffer.concat(chunks) })))
+    stream.on('error', (e: Error) => settle(() => reject(e)))
+  })
+}
+
+function interpret(a: Answer, url: URL, retryAfterS: number | undefined): Record<string, unknown> {
+  if (a.status >= 300 && a.status < 400) {
+    let where = 'no location'
+    const loc = a.headers.location
+    if (loc !== undefined) {
+      try {
+        const origin = new URL(loc, url).origin
+        where = origin === 'null' ? 'a location without an origin' : origin
+      } catch {
+        where = 'an unparsable location'
+      }
+    }
+    throw pluginFailure('redirect', `the upstream redirected (${a.status}) to ${where}; redirects are never followed, since the token would travel with them. Check --upstream.`, { status: a.status })
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(a.body.toString('utf8'))
+  } catch {
+    throw pluginFailure('bad_response', `the upstream answered ${a.status} with a body that is not JSON`, { status: a.status })
+  }
+  if (a.status >= 200 && a.status < 300) {
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw pluginFailure('bad_response', 'the upstream answer is not a JSON object', { status: a.status })
+    return json as Record<string, unknown>
+  }
+  const err = (json as { error?: unknown } | null)?.error as { code?: unknown; message?: unknown; details?: unknown } | undefined
+  if (typeof err?.code === 'string' && typeof err.message === 'string') {
+    const details = err.details as Record<string, unknown> | undefined
+    const fromDetails = typeof details?.['retry_after_s'] === 'number' ? details['retry_after_s'] : undefined
+    const retry = retryAfterS ?? fromDetails
+    throw pluginFailure(err.code, err.message, { status: a.status, ...(retry !== undefined ? { retryAfterS: retry } : {}), ...(err.details !== undefined ? { details: err.details } : {}) })
+  }
+  throw pluginFailure('bad_response', `the upstream answered ${a.status} without an AGWP error body`, { status: a.status })
+}
+
+function retryAfter(h: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(h) ? h[0] : h
+  if (v === undefined || v === '') return undefined
+  if (/^\d+$/.test(v.trim())) return Number(v.trim())
+  const at = Date.parse(v)
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000))
+}
+
+function transportFailure(e: unknown, up: UpstreamSettings): unknown {
+  if (isPluginFailure(e)) return e
+  const err = e as { name?: string; code?: string; event?: string }
+  if (err.name === 'TimeoutError' || err.code === 'ETIMEDOUT') {
+    const ms = err.event === 'connect' ? up.connectTimeoutMs : up.timeoutMs
+    return pluginFailure('timeout', `the upstream did not ${err.event === 'connect' ? 'accept the connection' : 'answer'} within ${ms} ms`)
+  }
+  return pluginFailure('unreachable', `cannot reach the upstream ${new URL(up.url).origin} (${typeof err.code === 'string' ? err.code : 'connection failed'})`)
+}

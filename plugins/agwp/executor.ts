@@ -1,0 +1,53 @@
+// The generic executor: a manifest `operation` plus validated arguments become one AGWP
+// request. Path arguments are URL-encoded per segment; query arguments that are absent are
+// omitted; the body maps argument names to fields; the run header carries the run id.
+import { pluginFailure } from '../../core/src/plugin-api.ts'
+import type { Operation, ToolArgs, ToolContext } from '../../core/src/plugin-api.ts'
+import type { AgwpClient, AgwpRequest } from './client.ts'
+
+export function toRequest(op: Operation, args: ToolArgs): AgwpRequest {
+  const path = op.path.replace(/\{([a-z0-9_]+)\}/g, (_, name: string) => segment(name, args[name]))
+  const query: [string, string][] = []
+  for (const name of op.query ?? []) {
+    const v = args[name]
+    if (v === undefined || v === null) continue
+    for (const x of Array.isArray(v) ? v : [v]) query.push([name, scalar(name, x)])
+  }
+  const req: AgwpRequest = { method: op.method, path, query }
+  if (op.body !== undefined) {
+    const pairs = Array.isArray(op.body) ? op.body.map((n) => [n, n] as const) : Object.entries(op.body)
+    const body: Record<string, unknown> = {}
+    for (const [field, name] of pairs) if (args[name] !== undefined) body[field] = args[name]
+    req.body = body
+  }
+  if (op.runHeader !== undefined) {
+    const run = args[op.runHeader]
+    if (typeof run === 'string' && run !== '') req.runId = run
+  }
+  return req
+}
+
+/** Runs a tool's own manifest operation (or `op`, for handlers that pick one). */
+export function execute(ctx: ToolContext, args: ToolArgs, op: Operation | undefined = ctx.tool.operation): Promise<Record<string, unknown>> {
+  if (!op) return Promise.reject(pluginFailure('not_configured', `tool ${ctx.tool.name} declares no operation`))
+  return clientOf(ctx).send(toRequest(op, args), ctx.signal)
+}
+
+export function clientOf(ctx: ToolContext): AgwpClient {
+  const c = ctx.upstream as AgwpClient | undefined
+  if (!c || typeof c.send !== 'function') throw pluginFailure('not_configured', 'the agwp plugin has no upstream client')
+  return c
+}
+
+/** One path segment: never empty, never a dot segment (URL parsing would resolve it away). */
+function segment(name: string, v: unknown): string {
+  if (typeof v !== 'string' && typeof v !== 'number') throw pluginFailure('invalid', `"${name}" is required`)
+  const s = String(v)
+  if (s === '' || s === '.' || s === '..') throw pluginFailure('invalid', `"${name}" must not be empty, "." or ".."`)
+  return encodeURIComponent(s)
+}
+
+function scalar(name: string, v: unknown): string {
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v)
+  throw pluginFailure('invalid', `"${name}" must be a string, number or boolean`)
+}
