@@ -82,6 +82,8 @@ export interface LeaseQuery {
   runId: string | undefined
   repo: string | undefined
   paths: string[]
+  /** The call's validated arguments (e.g. a workspace id that tells the plugin the repository). */
+  args: Readonly<ToolArgs>
 }
 export type LeaseVerdict = { ok: true } | { ok: false; reason: string }
 

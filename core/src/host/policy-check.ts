@@ -59,6 +59,6 @@ export async function checkCallPolicy(p: CallPolicy, tool: RegisteredTool, args:
   }
   if (!plugin.confirmLease) return { rule: '--require-lease', reason: `the ${tool.plugin} plugin cannot confirm leases, so no write can be made under --require-lease.` }
   const runId = tool.runArg !== undefined ? args[tool.runArg] : undefined
-  const verdict = await plugin.confirmLease({ leaseId, runId: typeof runId === 'string' ? runId : undefined, repo: typeof repo === 'string' ? repo : undefined, paths: w.paths }, ctx)
+  const verdict = await plugin.confirmLease({ leaseId, runId: typeof runId === 'string' ? runId : undefined, repo: typeof repo === 'string' ? repo : undefined, paths: w.paths, args }, ctx)
   return verdict.ok ? undefined : { rule: '--require-lease', reason: verdict.reason, value: leaseId }
 }
