@@ -37,6 +37,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       flags[name.slice(3) as FlagName] = false
       continue
     }
+    if (name === 'token') throw new UsageError('there is no --token flag: a token on the command line shows in process listings; use --token-file PATH (mode 0600) or --token-env NAME')
     if (!(name in FLAGS)) throw new UsageError(`unknown flag --${name}${suggest(name)}`)
     const spec: FlagSpec = FLAGS[name as FlagName]
     if (spec.type === 'boolean') {
