@@ -5,7 +5,7 @@ import { classify, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_F
 import type { Incoming, Params, RequestId } from '../jsonrpc/message.ts'
 import { RpcError } from './errors.ts'
 import type { McpHost } from './host-api.ts'
-import { page } from './pagination.ts'
+import { decodeCursor, page } from './pagination.ts'
 import { ALL_REVISIONS, eraOf, isLegacyRevision, LEGACY_FALLBACK, META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MODERN_REVISION } from './revisions.ts'
 import type { Era } from './revisions.ts'
 import { callResultShape, implementationShape, promptShape, resourceShape, resourceTemplateShape, toolShape } from './shapes.ts'
@@ -251,7 +251,9 @@ export class McpServer {
 
   /** List results never change within a process, so each page is serialized once per era. */
   private cachedList(era: Era, list: string, cursor: unknown, items: () => Record<string, unknown>[]): string {
-    const key = `${era.revision}|${list}|${typeof cursor === 'string' ? cursor : ''}`
+    // A cursor that is not a string, or is "", must not share the cache entry of "no cursor".
+    if (cursor !== undefined && typeof cursor !== 'string') decodeCursor(list, cursor) // throws -32602
+    const key = `${era.revision}|${list}|${cursor === undefined ? '' : `c${cursor}`}`
     let json = this.listCache.get(key)
     if (json === undefined) {
       const p = page(list, items(), cursor, this.opts.pageSize)
