@@ -28,8 +28,8 @@ export function toRequest(op: Operation, args: ToolArgs): AgwpRequest {
 }
 
 /** Runs a tool's own manifest operation (or `op`, for handlers that pick one). */
-export function execute(ctx: ToolContext, args: ToolArgs, op: Operation | undefined = ctx.tool.operation): Promise<Record<string, unknown>> {
-  if (!op) return Promise.reject(pluginFailure('not_configured', `tool ${ctx.tool.name} declares no operation`))
+export async function execute(ctx: ToolContext, args: ToolArgs, op: Operation | undefined = ctx.tool.operation): Promise<Record<string, unknown>> {
+  if (!op) throw pluginFailure('not_configured', `tool ${ctx.tool.name} declares no operation`)
   return clientOf(ctx).send(toRequest(op, args), ctx.signal)
 }
 

@@ -69,7 +69,7 @@ export const handlers: Record<string, Handler> = {
     return note ? { ...run, note } : run
   },
 
-  file_write: (args, ctx) => {
+  file_write: async (args, ctx) => {
     const content = args['content'] as string
     if (args['encoding'] === 'base64') {
       const compact = content.replace(/\s+/g, '')

@@ -1,0 +1,176 @@
+// The AGWP client's transport rules against real local listeners: redirects, byte caps,
+// garbage, error bodies, retries, token refresh, cancellation and deadlines.
+import t from 'tap'
+import { isPluginFailure } from '../../../core/src/plugin-api.ts'
+import type { PluginFailure } from '../../../core/src/plugin-api.ts'
+import { createClient } from '../../../plugins/agwp/client.ts'
+import { execute } from '../../../plugins/agwp/executor.ts'
+import { ctxFor, envFor, json, listen } from './_listener.ts'
+
+const GET = { method: 'GET', path: '/repos/{repo}/log' } as const
+const POST = { method: 'POST', path: '/repos/{repo}/workspaces', body: ['base'] } as const
+
+async function failure(p: Promise<unknown>): Promise<PluginFailure> {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  )
+  if (!isPluginFailure(e)) throw new Error(`expected a plugin failure, got ${String(e)}`)
+  return e
+}
+
+t.test('no upstream: not_configured, naming the flag', async (t) => {
+  const env = { ...envFor('http://127.0.0.1:1'), upstream: undefined }
+  const e = (() => {
+    try {
+      createClient(env)
+    } catch (x) {
+      return x
+    }
+  })()
+  t.ok(isPluginFailure(e) && e.code === 'not_configured' && e.message.includes('--upstream'))
+})
+
+t.test('a redirect is not followed; the failure names only the origin; the target sees nothing', async (t) => {
+  const target = await listen()
+  const l = await listen((_r, res) => {
+    res.writeHead(307, { location: `${target.url}/steal?token=here#frag` })
+    res.end()
+  })
+  t.teardown(() => Promise.all([l.close(), target.close()]))
+  const e = await failure(execute(ctxFor(envFor(l.url), GET), { repo: 'r' }))
+  t.equal(e.code, 'redirect')
+  t.equal(e.status, 307)
+  t.ok(e.message.includes(target.url), 'names the origin')
+  t.notOk(e.message.includes('steal'), 'and not its path or query')
+  t.equal(l.seen.length, 1, 'no retry')
+  t.equal(target.seen.length, 0, 'the redirect target was never contacted')
+})
+
+t.test('bodies past the byte cap are refused, declared or streamed', async (t) => {
+  const big = 'x'.repeat(5000)
+  const l = await listen((req, res) => {
+    if (req.url.includes('declared')) {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(big.length + 10) })
+      res.end(JSON.stringify({ big }))
+      return
+    }
+    res.writeHead(200, { 'content-type': 'application/json' })
+    // Chunked, never-ending unless the client hangs up.
+    const timer = setInterval(() => res.write(big), 1)
+    res.on('close', () => clearInterval(timer))
+  })
+  t.teardown(() => l.close())
+  for (const repo of ['declared', 'streamed']) {
+    const e = await failure(execute(ctxFor(envFor(l.url, { maxResponseBytes: 4096 }), GET), { repo }))
+    t.equal(e.code, 'bad_response', repo)
+    t.match(e.message, /exceeds 4096 bytes/)
+  }
+})
+
+t.test('garbage and non-object bodies are bad_response', async (t) => {
+  const bodies: Record<string, [number, string]> = { html: [200, '<html>hi</html>'], array: [200, '[1,2]'], err: [500, 'Internal oops'], shapeless: [404, '{"nope":1}'] }
+  const l = await listen((req, res) => {
+    const [status, body] = bodies[req.url.split('/')[4] ?? ''] ?? [200, '{}']
+    res.writeHead(status, { 'content-type': 'text/html' })
+    res.end(body)
+  })
+  t.teardown(() => l.close())
+  for (const repo of Object.keys(bodies)) {
+    const e = await failure(execute(ctxFor(envFor(l.url), GET), { repo }))
+    t.equal(e.code, 'bad_response', repo)
+  }
+})
+
+t.test('AGWP error bodies become failures with code, message, status, details, retry-after', async (t) => {
+  const l = await listen(json(409, { error: { code: 'conflict', message: 'lease held elsewhere', details: { lease: 'lease-1' } } }))
+  t.teardown(() => l.close())
+  const e = await failure(execute(ctxFor(envFor(l.url), POST), { repo: 'r' }))
+  t.match(e, { code: 'conflict', message: 'lease held elsewhere', status: 409, details: { lease: 'lease-1' } })
+  l.respond = json(429, { error: { code: 'rate_limited', message: 'slow down', details: { retry_after_s: 1 } } }, { 'retry-after': '1' })
+  const r = await failure(execute(ctxFor(envFor(l.url), POST), { repo: 'r' }))
+  t.match(r, { code: 'rate_limited', status: 429, retryAfterS: 1 })
+})
+
+t.test('GETs are retried on 429/502/503/504 (bounded); other methods never', async (t) => {
+  let n = 0
+  const l = await listen((req, res) => {
+    n++
+    if (req.url.includes('flaky') && n % 3 !== 0) return json(503, { error: { code: 'internal', message: 'busy', details: {} } }, { 'retry-after': '0' })(req, res)
+    if (req.url.includes('flaky')) return json(200, { commits: [] })(req, res)
+    json(429, { error: { code: 'rate_limited', message: 'slow', details: {} } }, { 'retry-after': '0' })(req, res)
+  })
+  t.teardown(() => l.close())
+  t.same(await execute(ctxFor(envFor(l.url), GET), { repo: 'flaky' }), { commits: [] }, 'succeeds on the third attempt')
+  t.equal(l.seen.length, 3)
+  l.seen.length = 0
+  const e = await failure(execute(ctxFor(envFor(l.url), GET), { repo: 'limited' }))
+  t.equal(e.code, 'rate_limited')
+  t.equal(l.seen.length, 3, 'one try and two retries, then the failure')
+  l.seen.length = 0
+  await failure(execute(ctxFor(envFor(l.url), POST), { repo: 'limited' }))
+  t.equal(l.seen.length, 1, 'a POST is not retried')
+})
+
+t.test('Retry-After is honoured but capped', async (t) => {
+  let n = 0
+  const l = await listen((req, res) => (n++ === 0 ? json(503, { error: { code: 'internal', message: 'x', details: {} } }, { 'retry-after': '3600' }) : json(200, { commits: [] }))(req, res))
+  t.teardown(() => l.close())
+  const t0 = Date.now()
+  await execute(ctxFor(envFor(l.url, { timeoutMs: 10_000 }), GET), { repo: 'r' })
+  const ms = Date.now() - t0
+  t.ok(ms >= 2500 && ms < 6000, `waited ${ms} ms: about the 3 s cap, not an hour`)
+})
+
+t.test('a 401 re-reads the token and retries once with the new one', async (t) => {
+  const l = await listen((req, res) =>
+    (req.headers['authorization'] === 'Bearer agwp_new-token-00000000' ? json(200, { principal: 'agent:a' }) : json(401, { error: { code: 'unauthenticated', message: 'token revoked', details: {} } }))(req, res),
+  )
+  t.teardown(() => l.close())
+  const env = envFor(l.url, { token: 'agwp_old-token-00000000', refreshTo: 'agwp_new-token-00000000' })
+  t.same(await execute(ctxFor(env, POST), { repo: 'r' }), { principal: 'agent:a' })
+  t.equal(env.refreshes, 1)
+  t.same(l.seen.map((s) => s.headers['authorization']), ['Bearer agwp_old-token-00000000', 'Bearer agwp_new-token-00000000'])
+  l.seen.length = 0
+  const stuck = envFor(l.url, { token: 'agwp_old-token-00000000' })
+  const e = await failure(execute(ctxFor(stuck, GET), { repo: 'r' }))
+  t.match(e, { code: 'unauthenticated', status: 401 })
+  t.equal(stuck.refreshes, 1, 'refreshed once')
+  t.equal(l.seen.length, 1, 'an unchanged token is not sent again')
+})
+
+t.test('cancellation aborts the request and closes its socket', async (t) => {
+  const l = await listen(() => {
+    /* never answers */
+  })
+  t.teardown(() => l.close())
+  const ac = new AbortController()
+  const p = execute(ctxFor(envFor(l.url, { timeoutMs: 30_000 }), GET, ac.signal), { repo: 'r' }).catch((e: unknown) => e)
+  while (l.seen.length === 0) await new Promise((r) => setTimeout(r, 5))
+  ac.abort()
+  const e = await p
+  t.notOk(isPluginFailure(e), 'a cancelled call is not reported as an upstream failure')
+  const t0 = Date.now()
+  while (l.closed === 0 && Date.now() - t0 < 2000) await new Promise((r) => setTimeout(r, 5))
+  t.equal(l.closed, 1, 'the listener saw the socket close')
+})
+
+t.test('the overall deadline ends a slow call with a timeout failure', async (t) => {
+  const l = await listen((_r, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.write('{"commits":[')
+    // …and never finishes.
+  })
+  t.teardown(() => l.close())
+  const e = await failure(execute(ctxFor(envFor(l.url, { timeoutMs: 300 }), GET), { repo: 'r' }))
+  t.equal(e.code, 'timeout')
+})
+
+t.test('an unreachable upstream is a failure naming its origin', async (t) => {
+  const l = await listen()
+  const url = l.url
+  await l.close()
+  const e = await failure(execute(ctxFor(envFor(url), GET), { repo: 'r' }))
+  t.equal(e.code, 'unreachable')
+  t.ok(e.message.includes(url))
+})

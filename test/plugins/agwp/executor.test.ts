@@ -1,0 +1,72 @@
+// The generic executor against a real local HTTP listener: what goes on the wire.
+import t from 'tap'
+import { isPluginFailure } from '../../../core/src/plugin-api.ts'
+import { execute, toRequest } from '../../../plugins/agwp/executor.ts'
+import { ctxFor, envFor, listen } from './_listener.ts'
+
+const l = await listen()
+t.teardown(() => l.close())
+t.beforeEach(() => {
+  l.seen.length = 0
+})
+
+t.test('hostile path segments are encoded one segment each', async (t) => {
+  const ctx = ctxFor(envFor(l.url), { method: 'GET', path: '/repos/{repo}/commits/{commit}' })
+  await execute(ctx, { repo: 'a/b?c#d%e f/../x', commit: '..%2f\u00e9' })
+  t.equal(l.seen.length, 1)
+  t.equal(l.seen[0]?.url, '/agwp/v1/repos/a%2Fb%3Fc%23d%25e%20f%2F..%2Fx/commits/..%252f%C3%A9')
+})
+
+t.test('empty and dot segments are refused before any request', async (t) => {
+  const ctx = ctxFor(envFor(l.url), { method: 'GET', path: '/repos/{repo}/log' })
+  for (const repo of ['', '.', '..']) {
+    const e = await execute(ctx, { repo }).catch((x: unknown) => x)
+    t.ok(isPluginFailure(e) && e.code === 'invalid', `"${repo}" refused`)
+  }
+  const missing = await execute(ctx, {}).catch((x: unknown) => x)
+  t.ok(isPluginFailure(missing) && missing.code === 'invalid', 'a missing path argument is refused')
+  t.equal(l.seen.length, 0, 'nothing was sent')
+})
+
+t.test('query: absent arguments omitted, values encoded, scalars stringified, arrays repeated', async (t) => {
+  const ctx = ctxFor(envFor(l.url), { method: 'GET', path: '/repos/{repo}/search', query: ['q', 'ref', 'path', 'limit', 'flag'] })
+  await execute(ctx, { repo: 'r', q: 'a&b=c#d e+f', limit: 5, flag: false, path: ['x/y', 'z'] })
+  const u = new URL(l.seen[0]?.url ?? '', 'http://x')
+  t.equal(u.pathname, '/agwp/v1/repos/r/search')
+  t.same([...u.searchParams], [['q', 'a&b=c#d e+f'], ['path', 'x/y'], ['path', 'z'], ['limit', '5'], ['flag', 'false']])
+  t.notOk(u.searchParams.has('ref'), 'absent ref omitted')
+})
+
+t.test('body: a list maps same-named fields, an object maps field to argument, absent omitted', async (t) => {
+  const listCtx = ctxFor(envFor(l.url), { method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path', 'content', 'encoding'] })
+  await execute(listCtx, { workspace: 'ws-1', path: 'a.txt', content: 'hi\n', extra: 'not sent' })
+  t.equal(l.seen[0]?.method, 'PUT')
+  t.same(JSON.parse(l.seen[0]?.body ?? ''), { path: 'a.txt', content: 'hi\n' })
+  t.match(l.seen[0]?.headers['content-type'], /^application\/json/)
+  const objCtx = ctxFor(envFor(l.url), { method: 'POST', path: '/runs/{run_id}/notes', body: { body: 'note' } })
+  await execute(objCtx, { run_id: 'run-1', note: 'hello' })
+  t.same(JSON.parse(l.seen[1]?.body ?? ''), { body: 'hello' })
+  const empty = ctxFor(envFor(l.url), { method: 'POST', path: '/tasks/{task}/claim', body: ['ttl_s'] })
+  await execute(empty, { task: 'task-1' })
+  t.same(JSON.parse(l.seen[2]?.body ?? ''), {}, 'a POST always carries a JSON object')
+})
+
+t.test('run header and bearer token', async (t) => {
+  const ctx = ctxFor(envFor(l.url, { token: 'agwp_secret-value-123456' }), { method: 'GET', path: '/whoami', runHeader: 'run_id' })
+  await execute(ctx, { run_id: 'run-7' })
+  await execute(ctx, {})
+  t.equal(l.seen[0]?.headers['agwp-run'], 'run-7')
+  t.equal(l.seen[1]?.headers['agwp-run'], undefined, 'no run, no header')
+  t.equal(l.seen[0]?.headers['authorization'], 'Bearer agwp_secret-value-123456')
+  const bad = await execute(ctx, { run_id: 'run-1\r\nX-Evil: 1' }).catch((x: unknown) => x)
+  t.ok(isPluginFailure(bad) && bad.code === 'invalid', 'a header-breaking run id is refused')
+  t.equal(l.seen.length, 2, 'and not sent')
+})
+
+t.test('toRequest is pure', async (t) => {
+  t.same(toRequest({ method: 'DELETE', path: '/workspaces/{workspace}/files', query: ['path', 'if_match'] }, { workspace: 'w 1', path: 'd/e.txt' }), {
+    method: 'DELETE',
+    path: '/workspaces/w%201/files',
+    query: [['path', 'd/e.txt']],
+  })
+})
