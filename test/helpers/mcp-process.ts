@@ -122,7 +122,8 @@ export class McpProcess {
   expect(m: unknown): void {
     if (typeof m !== 'object' || m === null || Array.isArray(m)) return
     const msg = m as Record<string, unknown>
-    if (!('id' in msg) || !('method' in msg)) return
+    // Anything with an id that is not itself a response may be answered with that id.
+    if (!('id' in msg) || 'result' in msg || 'error' in msg) return
     const params = msg['params']
     const meta = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['_meta'] : undefined
     const modern = typeof meta === 'object' && meta !== null && META_VERSION in meta
