@@ -52,10 +52,13 @@ export async function createProposal(ctx: Ctx, caller: Caller, wsId: string, bod
   }
   const repo = ctx.repos.get(ws0.repo);
   const target = checkBranch(body.target ?? (await defaultTarget(repo, ws0)), 'target');
-  return ctx.mutex.run(`repo:${ws0.repo}`, async () => {
-    const ws = getWorkspace(ctx, caller, wsId, false);
+  // No repository lock: the id is reserved up front (a failed attempt burns it), so the
+  // new ref cannot collide and commit building runs in parallel with other proposals.
+  {
+    const ws = ws0;
     if (Object.keys(ws.changes).length === 0) throw invalid('workspace has no changes to propose', { workspace: wsId });
     const { id, op } = ctx.store.nextId('proposal', 'pr-');
+    ctx.store.commit([op]);
     const description = body.description ?? '';
     const head = await commitWorkspace(ctx, repo, ws, caller.actor, caller.principal, messageFor({ id, title: body.title, description, task: body.task }, caller));
     if (!(await repo.casRef(refOf(id), head, null))) throw conflict('proposal ref already exists', { ref: refOf(id) });
@@ -78,9 +81,11 @@ export async function createProposal(ctx: Ctx, caller: Caller, wsId: string, bod
       updated_at: now,
     };
     if (body.task !== undefined) p.task = body.task;
-    ctx.store.commit([op, { c: 'proposals', k: id, v: p }, { c: 'workspaces', k: ws.id, v: { ...ws, proposals: [...ws.proposals, id] } }]);
+    // Re-read the workspace: writes may have landed while the commit was built.
+    const wsNow = ctx.store.get('workspaces', ws.id) ?? ws;
+    ctx.store.commit([{ c: 'proposals', k: id, v: p }, { c: 'workspaces', k: ws.id, v: { ...wsNow, proposals: [...wsNow.proposals, id] } }]);
     return p;
-  });
+  }
 }
 
 async function defaultTarget(repo: Repo, ws: WorkspaceRec): Promise<string> {

@@ -96,12 +96,15 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
     }
   };
   const workers = [0, 1, 1, 2, 2].map(worker);
-  // Let the burst run, then kill without warning while requests are in flight.
-  await new Promise((r) => setTimeout(r, 500));
+  // Let the burst run until each kind of write has been acknowledged a few times (bounded
+  // wait: the machine may be busy), then kill without warning while requests are in flight.
+  const started = Date.now();
+  while (Date.now() - started < 15_000 && !(acked.claims.size >= 5 && acked.writes.size >= 5 && acked.proposals.size >= 3)) await new Promise((r) => setTimeout(r, 20));
   killed = true;
+  const exited = new Promise((r) => first.child.once('exit', r));
   first.child.kill('SIGKILL');
   await Promise.all(workers);
-  await new Promise((r) => first.child.once('exit', r));
+  await exited;
   t.ok(acked.claims.size > 0 && acked.writes.size > 0 && acked.proposals.size > 0, `burst acknowledged writes (${acked.claims.size} claims, ${acked.writes.size} writes, ${acked.proposals.size} proposals)`);
 
   const second = await serve(data);

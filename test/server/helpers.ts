@@ -62,6 +62,8 @@ export interface Fixture {
   data: string;
   server: RunningServer;
   tokens: Record<string, string>;
+  // body is `any` on purpose: tests read fields of many response shapes, and the shapes
+  // themselves are checked against the contract with contractErrors().
   api: (who: string, method: string, p: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; headers: Headers }>;
   close: () => Promise<void>;
 }
