@@ -95,3 +95,31 @@ t.test('refusals: scope, role, validation, size, paths', async (t) => {
   const badB64 = await api('alice', 'PUT', `/workspaces/${id}/files`, { path: 'b.bin', content: '!!!', encoding: 'base64' });
   t.equal(badB64.status, 422);
 });
+
+t.test('an empty repository: the first proposal creates the branch', async (t) => {
+  const { repoAdd, adminSetRole } = await import('../../server/src/admin.ts');
+  repoAdd(fx.data, 'blank', undefined, 'main');
+  for (const [p, r] of [['agent:alice', 'contributor'], ['human:rita', 'reviewer'], ['human:mona', 'maintainer']] as const) adminSetRole(fx.server.ctx.store, 'blank', p, r);
+  // tokens of the fixture only cover 'demo'; mint wider ones
+  const { adminMint } = await import('../../server/src/admin.ts');
+  const tok = (principal: string, scopes: ('read' | 'workspace' | 'propose' | 'review' | 'integrate')[]): string => adminMint(fx.server.ctx.store, { principal, scopes, repos: ['blank'], ttl_s: 600 }).token;
+  const alice = tok('agent:alice', ['read', 'workspace', 'propose']);
+  const rita = tok('human:rita', ['read', 'review']);
+  const mona = tok('human:mona', ['read', 'integrate']);
+  const repo = await api(alice, 'GET', '/repos/blank');
+  t.equal(repo.body.head, null);
+  const ws = await api(alice, 'POST', '/repos/blank/workspaces', {});
+  t.equal(ws.status, 201);
+  t.equal(ws.body.base, null);
+  t.same((await api(alice, 'GET', `/workspaces/${ws.body.id}/file`)).body.entries, []);
+  await api(alice, 'PUT', `/workspaces/${ws.body.id}/files`, { path: 'README.md', content: 'first\n' });
+  const p = await api(alice, 'POST', `/workspaces/${ws.body.id}/proposals`, { title: 'root' });
+  t.equal(p.status, 201);
+  t.equal(p.body.target, 'main');
+  t.equal(p.body.target_head, null);
+  await api(rita, 'POST', `/proposals/${p.body.id}/reviews`, { verdict: 'approve' });
+  const i = await api(mona, 'POST', `/proposals/${p.body.id}/integrate`, {});
+  t.equal(i.status, 200);
+  t.equal(i.body.commit, p.body.head);
+  t.equal((await api(alice, 'GET', '/repos/blank/file?path=README.md')).body.content, 'first\n');
+});
