@@ -1,0 +1,85 @@
+// The process logger: stderr only (stdout carries JSON-RPC and nothing else), one line per
+// event, `<ISO time> <level> <msg> key=value …`. Every line is sanitized and scrubbed, and the
+// string fields are scrubbed before JSON encoding too, so a secret hard-wrapped inside a value
+// (which JSON turns into `\n` text) is still caught.
+
+import { closeSync, openSync, writeSync } from 'node:fs'
+import type { Logger } from './plugin-api.ts'
+import { sanitizeText } from './safety/sanitize.ts'
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+export interface LoggerOptions {
+  level: LogLevel
+  scrub: (s: string) => string
+  /** Receives each complete line, newline included; defaults to process.stderr. */
+  write?: (line: string) => void
+  /** Also appended to this file (opened once, append mode, created 0600). */
+  file?: string
+}
+
+export interface ClosableLogger extends Logger {
+  /** Closes the log file, if any. Later lines still reach the writer. */
+  close(): void
+}
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
+const PLAIN_KEY = /^[A-Za-z0-9_.-]{1,64}$/
+
+export function createLogger(o: LoggerOptions): ClosableLogger {
+  const threshold = RANK[o.level]
+  const write = o.write ?? ((line: string) => void process.stderr.write(line))
+  let fd = o.file !== undefined ? openSync(o.file, 'a', 0o600) : undefined
+
+  const clean = (s: string): string => o.scrub(sanitizeText(s).text)
+
+  const encode = (v: unknown): string => {
+    const value = v instanceof Error ? { name: v.name, message: v.message, ...codeOf(v) } : v
+    try {
+      const json = JSON.stringify(value, (_k, x: unknown) => (typeof x === 'string' ? clean(x) : typeof x === 'bigint' ? x.toString() : x))
+      return json ?? 'null'
+    } catch {
+      return '"[unserializable]"' // cycles; a log line must never throw
+    }
+  }
+
+  const emit = (level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>): void => {
+    if (RANK[level] < threshold) return
+    let line = `${new Date().toISOString()} ${level} ${clean(msg)}`
+    for (const [k, v] of Object.entries(fields ?? {})) {
+      if (v === undefined) continue
+      const key = PLAIN_KEY.test(k) ? k : JSON.stringify(clean(k))
+      line += ` ${key}=${encode(v)}`
+    }
+    // once more over the whole line: a secret may straddle the parts joined above
+    line = `${clean(line).replace(/[\n\t]/g, ' ')}\n`
+    try {
+      write(line)
+    } catch {
+      // a broken stderr must not break the call being logged
+    }
+    if (fd !== undefined) {
+      try {
+        writeSync(fd, line)
+      } catch {
+        // same for a full disk
+      }
+    }
+  }
+
+  return {
+    debug: (msg, fields) => emit('debug', msg, fields),
+    info: (msg, fields) => emit('info', msg, fields),
+    warn: (msg, fields) => emit('warn', msg, fields),
+    error: (msg, fields) => emit('error', msg, fields),
+    close() {
+      if (fd !== undefined) closeSync(fd)
+      fd = undefined
+    },
+  }
+}
+
+function codeOf(e: Error): { code?: string } {
+  const code = (e as { code?: unknown }).code
+  return typeof code === 'string' ? { code } : {}
+}

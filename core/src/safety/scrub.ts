@@ -1,0 +1,249 @@
+// Replaces credentials with `[REDACTED]`: generic credential shapes, and each configured secret
+// in plain, URL-encoded, base64 and base64url form, also when hard-wrapped across lines.
+//
+// Linear-time discipline (JS regexes backtrack): every generic pattern starts with a lookbehind
+// that forbids a preceding character of its own alphabet, so a run of token characters is tried
+// from its first character only and the greedy tail is backtracked over at most once per run.
+// Secret patterns are literal character chains with optional line breaks that cannot be
+// confused with the secret's own characters, so each start position costs O(secret length).
+// Unterminated PEM blocks are found with indexOf, not a lazy `[\s\S]*?`.
+
+import { mapStringsDeep } from './deep.ts'
+
+export const REDACTED = '[REDACTED]'
+
+/** Configured secrets shorter than this are ignored: redacting "a" everywhere would wreck output. */
+export const MIN_SECRET_LENGTH = 8
+
+export interface Scrubber {
+  scrub(s: string): string
+  scrubDeep(value: unknown): unknown
+}
+
+const B64URL = 'A-Za-z0-9_\\-'
+const ALNUM = 'A-Za-z0-9'
+// Unbounded repeats are written `[c]{n}[c]*`, never `[c]{n,}`: V8 pushes one backtrack entry
+// per character for the latter and overflows its regexp stack on multi-megabyte runs.
+
+interface Shape {
+  /** Literal start of the shape, as a regex fragment (one alternative of the hint scan). */
+  hint: string
+  /** A character that may not precede the shape (its own alphabet): see the top comment. */
+  notAfter: RegExp
+  /** The whole credential, sticky, tried only where the hint matched. */
+  re: RegExp
+  /** Text kept in front of `[REDACTED]` (the `Bearer ` scheme word), as a group-1 capture. */
+  keepPrefix?: boolean
+}
+
+const notB64url = /[A-Za-z0-9_-]/
+const notAlnum = /[A-Za-z0-9]/
+
+const SHAPES: readonly Shape[] = [
+  // AGWP tokens (minted by ag-server): agwp_ + at least 32 base64url characters.
+  { hint: 'agwp_', notAfter: notB64url, re: new RegExp(`agwp_[${B64URL}]{32}[${B64URL}]*`, 'y') },
+  // JWT / JWS compact form: header.payload.signature; the header always starts `eyJ` ('{"').
+  {
+    hint: 'eyJ',
+    notAfter: /[A-Za-z0-9_.-]/,
+    re: new RegExp(`eyJ[${B64URL}]{4}[${B64URL}]*\\.[${B64URL}]{4}[${B64URL}]*\\.[${B64URL}]*`, 'y'),
+  },
+  // GitHub classic and fine-grained tokens.
+  {
+    hint: 'gh[pousr]_|github_pat_',
+    notAfter: notB64url,
+    re: new RegExp(`(?:gh[pousr]_[${ALNUM}]{30}[${ALNUM}]*|github_pat_[${ALNUM}_]{30}[${ALNUM}_]*)`, 'y'),
+  },
+  // AWS access key ids (long-term AKIA, temporary ASIA).
+  { hint: 'A[KS]IA', notAfter: notAlnum, re: new RegExp(`A[KS]IA[A-Z0-9]{16}(?![${ALNUM}])`, 'y') },
+  // Slack tokens.
+  { hint: 'xox[abprs]-', notAfter: notB64url, re: new RegExp(`xox[abprs]-[${ALNUM}-]{10}[${ALNUM}-]*`, 'y') },
+  // Stripe secret and restricted keys.
+  { hint: '[sr]k_(?:live|test)_', notAfter: notB64url, re: new RegExp(`[sr]k_(?:live|test)_[${ALNUM}]{16}[${ALNUM}]*`, 'y') },
+  // OpenAI (sk-, sk-proj-) and Anthropic (sk-ant-…) keys.
+  { hint: 'sk-', notAfter: notB64url, re: new RegExp(`sk-[${B64URL}]{20}[${B64URL}]*`, 'y') },
+  // Google API keys.
+  { hint: 'AIza', notAfter: notB64url, re: new RegExp(`AIza[${B64URL}]{30}[${B64URL}]*`, 'y') },
+  // `Bearer <token68>`: the scheme word is kept so the text still reads; the credential goes.
+  {
+    hint: '[Bb][Ee][Aa][Rr][Ee][Rr]',
+    notAfter: notAlnum,
+    re: /(bearer[ \t]+)[A-Za-z0-9\-._~+/]{8}[A-Za-z0-9\-._~+/]*=*/iy,
+    keepPrefix: true,
+  },
+]
+
+// One pass finds candidate starts for every shape; group k+1 tells which shape hinted.
+const HINTS = new RegExp(SHAPES.map((sh) => `(${sh.hint})`).join('|'), 'g')
+
+function scrubShapes(s: string): string {
+  let out = ''
+  let from = 0
+  HINTS.lastIndex = 0
+  for (let m = HINTS.exec(s); m !== null; m = HINTS.exec(s)) {
+    const at = m.index
+    const k = m.findIndex((g, idx) => idx > 0 && g !== undefined) - 1
+    const shape = SHAPES[k]
+    HINTS.lastIndex = at + 1
+    if (shape === undefined || (at > 0 && shape.notAfter.test(s.charAt(at - 1)))) continue
+    shape.re.lastIndex = at
+    const hit = shape.re.exec(s)
+    if (hit === null) continue
+    const keep = shape.keepPrefix === true ? (hit[1] ?? '') : ''
+    out += s.slice(from, at) + keep + REDACTED
+    from = at + hit[0].length
+    HINTS.lastIndex = from
+  }
+  return from === 0 ? s : out + s.slice(from)
+}
+
+const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----/g
+const PEM_END = /-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----/g
+
+/**
+ * Private key blocks up to their END line. Without an END line (e.g. cut output) the block runs
+ * to the first line that cannot be PEM body (base64 or `Name: value` headers): a key cut in half
+ * is still a secret, prose after it is not.
+ */
+function scrubPem(s: string): string {
+  if (!s.includes('PRIVATE KEY-----')) return s
+  let out = ''
+  let from = 0
+  // The END search result is reused while it lies ahead, and a failed search is never
+  // repeated: many BEGIN lines without END must not make this quadratic.
+  let endAt = -1
+  let endStop = -1
+  let noMoreEnds = false
+  PEM_BEGIN.lastIndex = 0
+  for (let m = PEM_BEGIN.exec(s); m !== null; m = PEM_BEGIN.exec(s)) {
+    const bodyFrom = PEM_BEGIN.lastIndex
+    if (!noMoreEnds && endAt < bodyFrom) {
+      PEM_END.lastIndex = bodyFrom
+      const end = PEM_END.exec(s)
+      if (end === null) noMoreEnds = true
+      else {
+        endAt = end.index
+        endStop = PEM_END.lastIndex
+      }
+    }
+    const stop = !noMoreEnds && endAt >= bodyFrom ? endStop : pemBodyEnd(s, bodyFrom)
+    out += s.slice(from, m.index) + REDACTED
+    from = stop
+    PEM_BEGIN.lastIndex = stop
+  }
+  return from === 0 ? s : out + s.slice(from)
+}
+
+const PEM_BODY_LINE = /^(?:[A-Za-z0-9+/=\t ]*|[A-Za-z-]+: .*)\r?$/
+
+function pemBodyEnd(s: string, i: number): number {
+  // the rest of the BEGIN line, then whole body lines
+  let pos = i
+  while (pos < s.length) {
+    const nl = s.indexOf('\n', pos)
+    const lineEnd = nl === -1 ? s.length : nl
+    if (pos > i && !PEM_BODY_LINE.test(s.slice(pos, lineEnd))) return pos
+    pos = nl === -1 ? s.length : nl + 1
+  }
+  return s.length
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')
+}
+
+// Between any two characters of a secret form: an optional hard wrap (LF or CRLF, then the
+// indentation of the continuation line). Never ambiguous with the forms' own characters.
+const WRAP = '(?:\\r?\\n[ \\t]*)?'
+
+/** Per character: the character itself or its percent-encoding (hex digits of either case). */
+function plainOrUrlChar(ch: string): string {
+  if (/^[A-Za-z0-9]$/.test(ch)) return ch
+  const pct = Array.from(Buffer.from(ch, 'utf8'), (b) => {
+    const hex = b.toString(16).padStart(2, '0')
+    return `%${caseless(hex[0]!)}${caseless(hex[1]!)}`
+  }).join('')
+  return `(?:${escapeRegExp(ch)}|${pct})`
+}
+
+function caseless(h: string): string {
+  return /[a-f]/.test(h) ? `[${h}${h.toUpperCase()}]` : h
+}
+
+function chain(atoms: readonly string[]): string {
+  return atoms.join(WRAP)
+}
+
+/**
+ * The base64 characters fully determined by `bytes` when it starts at byte offset k (mod 3) of
+ * a longer base64 stream: character j covers stream bits [6j, 6j+6), the secret covers
+ * [8k, 8k + 8n); the characters before and after depend on neighbouring bytes and are left out.
+ */
+function base64Cores(bytes: Buffer): string[] {
+  const cores: string[] = []
+  for (let k = 0; k < 3; k++) {
+    const encoded = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64').replace(/=+$/, '')
+    const first = Math.ceil((8 * k) / 6)
+    const last = Math.floor((8 * k + 8 * bytes.length) / 6) // exclusive
+    cores.push(encoded.slice(first, last))
+  }
+  return cores
+}
+
+function secretPattern(secrets: readonly string[]): RegExp | undefined {
+  const alternatives = new Set<string>()
+  for (const secret of secrets) {
+    // plain and URL-encoded in one chain (any mix of raw and %XX characters)
+    alternatives.add(chain(Array.from(secret, plainOrUrlChar)))
+    for (const core of base64Cores(Buffer.from(secret, 'utf8'))) {
+      alternatives.add(chain(Array.from(core, escapeRegExp)))
+      alternatives.add(chain(Array.from(core.replace(/\+/g, '-').replace(/\//g, '_'), escapeRegExp)))
+    }
+  }
+  if (alternatives.size === 0) return undefined
+  // longest first: when two forms overlap at one position, the longer one is redacted whole
+  const sorted = [...alternatives].sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
+  return new RegExp(sorted.join('|'), 'g')
+}
+
+function usableSecrets(secrets: readonly string[]): string[] {
+  const out = new Set<string>()
+  for (const s of secrets) {
+    const t = s.trim()
+    if (t.length >= MIN_SECRET_LENGTH) out.add(t)
+  }
+  return [...out].sort()
+}
+
+/**
+ * `secrets` is called on every scrub (the token file may have been re-read); the compiled
+ * pattern is cached by the secrets' values and rebuilt only when they change.
+ */
+export function createScrubber(secrets: () => readonly string[]): Scrubber {
+  let cacheKey: string | undefined
+  let cached: RegExp | undefined
+
+  const current = (): RegExp | undefined => {
+    const list = usableSecrets(secrets())
+    const key = list.join('\0')
+    if (key !== cacheKey) {
+      cached = secretPattern(list)
+      cacheKey = key
+    }
+    return cached
+  }
+
+  const scrub = (input: string): string => {
+    let s = input
+    const own = current()
+    // configured secrets first: a generic shape inside one must not leave the rest visible
+    if (own !== undefined) s = s.replace(own, REDACTED)
+    s = scrubPem(s)
+    return scrubShapes(s)
+  }
+
+  return {
+    scrub,
+    scrubDeep: (value) => mapStringsDeep(value, scrub).value,
+  }
+}
