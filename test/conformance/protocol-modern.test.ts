@@ -95,6 +95,18 @@ t.test('ping without _meta before any initialize is still answered (the seed\'s 
   p.assertValid(t)
 })
 
+t.test('initialize with modern _meta: -32601, and the process does not turn legacy', async (t) => {
+  const p = startMcp(t)
+  const r = await p.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } })
+  t.equal(r.error?.code, -32601, '2026-07-28 has no initialize')
+  const legacy = await p.request('tools/list', {}, { era: 'legacy' })
+  t.equal(legacy.error?.code, -32602, 'a request without _meta is still refused: no legacy era was selected')
+  const init = await p.initialize('2025-06-18')
+  t.equal(init.result?.['protocolVersion'], '2025-06-18', 'a real handshake still selects its revision')
+  t.equal((await p.close()).code, 0)
+  p.assertValid(t)
+})
+
 /** Walks a list with cursors; returns the names seen and the number of pages. */
 async function walk(p: McpProcess, method: string, key: string): Promise<{ names: string[]; pages: number }> {
   const names: string[] = []

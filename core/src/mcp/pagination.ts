@@ -10,7 +10,7 @@ export function encodeCursor(list: string, offset: number): string {
 export function decodeCursor(list: string, cursor: unknown): number {
   if (cursor === undefined) return 0
   if (typeof cursor === 'string' && cursor.length <= 64) {
-    const m = /^([a-z/]+):(\d{1,6})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+    const m = /^([A-Za-z/]+):(\d{1,6})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
     if (m && m[1] === list) return Number(m[2])
   }
   throw new RpcError(INVALID_PARAMS, `Invalid params: cursor is not one this server issued for ${list}; start again without a cursor`)

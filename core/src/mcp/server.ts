@@ -17,6 +17,8 @@ export interface McpServerOptions {
   pageSize: number
   /** Cache hint for list results, in milliseconds. */
   listTtlMs: number
+  /** Told about failures that are not protocol errors (bugs): the client only hears "internal error". */
+  onInternalError?: (method: string, error: unknown) => void
 }
 
 /** Methods of other revisions or features this server deliberately does not implement. */
@@ -156,6 +158,7 @@ export class McpServer {
       return typeof result === 'string' ? resultLine(id, result) : resultLine(id, JSON.stringify(this.wrap(era, result)))
     } catch (e) {
       if (e instanceof RpcError) return errorLine(id, e.code, e.message, e.data)
+      this.opts.onInternalError?.(method, e)
       return errorLine(id, INTERNAL_ERROR, 'Internal error: the request failed inside ag-mcp (see its log)')
     }
   }
@@ -192,6 +195,9 @@ export class McpServer {
       case 'ping':
         return {}
       case 'initialize':
+        // 2026-07-28 has no handshake: a request carrying modern _meta must not switch the
+        // process to a legacy revision (nor get a result its schema does not define).
+        if (era.modern) throw new RpcError(METHOD_NOT_FOUND, `Method not found: initialize (${MODERN_REVISION} has no handshake; use server/discover, or send initialize without modern _meta)`)
         return this.initialize(params)
       case 'server/discover':
         if (!era.modern) break

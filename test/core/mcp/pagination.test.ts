@@ -30,6 +30,11 @@ t.test('cursors round-trip and are bound to their list', async (t) => {
   t.equal(decodeCursor('tools', encodeCursor('tools', 3)), 3)
   t.equal(decodeCursor('tools', undefined), 0)
   t.throws(() => decodeCursor('prompts', encodeCursor('tools', 1)), { code: -32602 }, 'a cursor of another list')
+  // Every list the server pages, by the name server.ts gives it.
+  for (const list of ['tools', 'prompts', 'resources', 'resourceTemplates']) {
+    t.equal(decodeCursor(list, encodeCursor(list, 2)), 2, `${list} cursors round-trip`)
+    t.same(page(list, items, page(list, items, undefined, 2).nextCursor, 2), { items: ['c', 'd'], nextCursor: encodeCursor(list, 4) }, `${list}: page 2`)
+  }
 })
 
 t.test('forged and malformed cursors are -32602', async (t) => {
