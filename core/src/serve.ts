@@ -88,7 +88,13 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
 
 function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, log: Logger): Promise<number> {
   const writer = new LineWriter(process.stdout)
-  const server = new McpServer({ host, send: (line) => writer.write(line), pageSize: config.pageSize, listTtlMs: 3_600_000 })
+  const server = new McpServer({
+    host,
+    send: (line) => writer.write(line),
+    pageSize: config.pageSize,
+    listTtlMs: 3_600_000,
+    onInternalError: (method, e) => log.error('internal error', { method, error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
+  })
   const splitter = new LineSplitter(config.maxMessageBytes)
   const stdin = process.stdin
   const onEvent = (e: Parameters<Parameters<LineSplitter['push']>[1]>[0]): void => {

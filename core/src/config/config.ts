@@ -72,7 +72,7 @@ function readConfigFile(path: string, looksSecret: (v: string) => boolean): RawF
       throw new UsageError(`--config ${path}: the value of "${key}" looks like a credential; tokens go in a 0600 file named by "token-file"`)
     }
     if (key === '$schema') continue
-    if (!(key in FLAGS) || FLAGS[key as FlagName].cliOnly) throw new UsageError(`--config ${path}: unknown key "${key}"; keys are flag names without dashes, e.g. "max-output-bytes"`)
+    if (!(key in FLAGS) || (FLAGS[key as FlagName] as FlagSpec).cliOnly) throw new UsageError(`--config ${path}: unknown key "${key}"; keys are flag names without dashes, e.g. "max-output-bytes"`)
     const spec: FlagSpec = FLAGS[key as FlagName]
     out[key as FlagName] = coerce(spec, value, `--config ${path}: "${key}"`)
   }
