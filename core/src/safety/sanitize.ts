@@ -44,12 +44,20 @@ function isStringIntroducer8(c: number): boolean {
   return c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f
 }
 
-/** Single code units removed on their own (BMP only; surrogates are handled by the caller). */
-function isHiddenBmp(c: number): boolean {
+/**
+ * Every code unit that starts something to remove: C0 except TAB/LF, DEL, C1, the bidi and
+ * invisible format characters, and surrogates (pairs are checked for tags, lone ones removed).
+ * Without the `u` flag a class matches single UTF-16 code units, which is what is wanted here.
+ */
+const JUMP_AFTER = 64
+
+/** Same set as CANDIDATE, for the JS stepping loop. */
+function needsWork(c: number): boolean {
+  if (c >= 0x20 && c < 0x7f) return false
   if (c < 0x20) return c !== LF && c !== 0x09
-  if (c < 0x7f) return false
-  if (c <= 0x9f) return true // DEL and C1
+  if (c <= 0x9f) return true
   if (c < 0x061c) return false
+  if (c >= 0xd800 && c <= 0xdfff) return true
   return (
     c === 0x061c ||
     (c >= 0x200b && c <= 0x200f) ||
@@ -59,6 +67,8 @@ function isHiddenBmp(c: number): boolean {
     c === 0xfeff
   )
 }
+
+const CANDIDATE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ud800-\udfff]/g
 
 /** Index just past a CSI whose parameter bytes start at `i`. */
 function skipCsi(s: string, i: number): number {
@@ -102,7 +112,6 @@ function skipEscape(s: string, i: number): number {
 }
 
 export function sanitizeText(s: string): SanitizeResult {
-  const n = s.length
   let removed = 0
   let out = '' // V8 builds `+=` as a rope: cheaper than an array of millions of slices
   let touched = false
@@ -114,12 +123,19 @@ export function sanitizeText(s: string): SanitizeResult {
     keepFrom = to
     removed += count
   }
-  while (i < n) {
-    const c = s.charCodeAt(i)
-    if (c >= 0x20 && c < 0x7f) {
-      i++
-      continue
+  const n = s.length
+  for (;;) {
+    // Near the last hit, step in JS (dense dirt); past JUMP_AFTER clean units, let the regex
+    // engine jump to the next candidate (long clean stretches scan natively).
+    const stepUntil = Math.min(n, i + JUMP_AFTER)
+    while (i < stepUntil && !needsWork(s.charCodeAt(i))) i++
+    if (i >= n) break
+    if (i === stepUntil) {
+      CANDIDATE.lastIndex = i
+      if (!CANDIDATE.test(s)) break
+      i = CANDIDATE.lastIndex - 1
     }
+    const c = s.charCodeAt(i)
     if (c >= 0xd800 && c <= 0xdfff) {
       const d = s.charCodeAt(i + 1)
       if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
@@ -130,10 +146,6 @@ export function sanitizeText(s: string): SanitizeResult {
         drop(i, i + 1, 1) // lone surrogate
         i++
       }
-      continue
-    }
-    if (!isHiddenBmp(c)) {
-      i++
       continue
     }
     let end: number

@@ -1,0 +1,117 @@
+import t from 'tap'
+import { sanitizeDeep, sanitizeText } from '../../../core/src/safety/sanitize.ts'
+
+const ESC = '\x1b'
+
+t.test('every escape family is stripped and counted once', async (t) => {
+  const cases: Array<[name: string, input: string, text: string, removed: number]> = [
+    ['CSI SGR', `a${ESC}[31mred${ESC}[0m b`, 'ared b', 2],
+    ['CSI private mode', `${ESC}[?1049hx`, 'x', 1],
+    ['CSI with intermediates', `${ESC}[1 qx`, 'x', 1],
+    ['CSI cursor up (line overwrite)', `safe${ESC}[1A${ESC}[2Kevil`, 'safeevil', 2],
+    ['C1 CSI', `a\u009b31mb`, 'ab', 1],
+    ['OSC with BEL', `${ESC}]0;title\x07x`, 'x', 1],
+    ['OSC with ST', `${ESC}]8;;http://evil${ESC}\\link${ESC}]8;;${ESC}\\`, 'link', 2],
+    ['OSC 52 clipboard', `${ESC}]52;c;ZXZpbA==\x07ok`, 'ok', 1],
+    ['C1 OSC with C1 ST', `\u009d0;t\u009cx`, 'x', 1],
+    ['DCS', `${ESC}Pq#0;2;0;0;0${ESC}\\x`, 'x', 1],
+    ['C1 DCS', `\u0090payload\u009cx`, 'x', 1],
+    ['SOS', `${ESC}Xhidden${ESC}\\x`, 'x', 1],
+    ['PM', `${ESC}^hidden${ESC}\\x`, 'x', 1],
+    ['APC', `${ESC}_hidden${ESC}\\x`, 'x', 1],
+    ['C1 SOS/PM/APC', `\u0098a\u009cb\u009eb\u009cc\u009fc\u009cd`, 'bcd', 3],
+    ['string ended by CAN', `${ESC}]0;t\x18x`, 'x', 1],
+    ['two-char escape', `${ESC}7x${ESC}8`, 'x', 2],
+    ['nF escape', `${ESC}(Bx${ESC})0`, 'x', 2],
+    ['lone ESC at end', `x${ESC}`, 'x', 1],
+    ['ESC before newline keeps the newline', `x${ESC}\ny`, 'x\ny', 1],
+    ['ESC ESC', `${ESC}${ESC}[1mx`, 'x', 2],
+    ['C0 controls', 'a\x00b\x07c\x08d\x0be\x0cf\x1ag', 'abcdefg', 6],
+    ['DEL', 'a\x7fb', 'ab', 1],
+    ['other C1', 'a\u0085b\u008db', 'abb', 2],
+    ['lone CR', 'abc\rxyz', 'abcxyz', 1],
+    ['CRLF is normalized, not counted', 'a\r\nb\r\n', 'a\nb\n', 0],
+    ['CR CR LF', 'a\r\r\nb', 'a\nb', 1],
+    ['bidi overrides and isolates', 'a\u202eb\u202ac\u202bd\u202ce\u202df\u2066g\u2067h\u2068i\u2069j', 'abcdefghij', 9],
+    ['bidi marks', 'a\u200eb\u200fc\u061cd', 'abcd', 3],
+    ['zero-width', 'a\u200bb\u200cc\u200dd\u2060e\ufefff', 'abcdef', 5],
+    ['tag characters', 'a\u{e0001}\u{e0041}\u{e007f}b', 'ab', 3],
+    ['lone surrogates', 'a\ud800b\udc00c', 'abc', 2],
+  ]
+  for (const [name, input, text, removed] of cases) {
+    t.same(sanitizeText(input), { text, removed }, name)
+  }
+})
+
+t.test('what is kept', async (t) => {
+  const keep = 'tab\there\nnewline, ünïcødé, 日本語, emoji 😀, ZWJ-free flags 🇫🇷, math ∑, RTL text שלום'
+  t.same(sanitizeText(keep), { text: keep, removed: 0 })
+  t.equal(sanitizeText(keep).text, keep, 'unchanged input is returned as is')
+  t.same(sanitizeText(''), { text: '', removed: 0 })
+  // the tag block neighbours are ordinary characters
+  t.same(sanitizeText('\u{e0080}\u{dffff}'), { text: '\u{e0080}\u{dffff}', removed: 0 })
+})
+
+t.test('unterminated and interrupted sequences lose at most the rest of their line', async (t) => {
+  t.same(sanitizeText(`keep${ESC}]0;title never ends\nnext line`), { text: 'keep\nnext line', removed: 1 })
+  t.same(sanitizeText(`keep${ESC}Pdcs body\nnext`), { text: 'keep\nnext', removed: 1 })
+  t.same(sanitizeText(`keep\u009dosc body`), { text: 'keep', removed: 1 }, 'to the end of input')
+  t.same(sanitizeText(`a${ESC}]0;x${ESC}[31mb`), { text: 'ab', removed: 2 }, 'a new ESC interrupts the string and starts its own sequence')
+  t.same(sanitizeText(`a${ESC}]0;x\u009b1mb`), { text: 'ab', removed: 2 }, 'so does a C1 introducer')
+  t.same(sanitizeText(`a${ESC}[12\nb`), { text: 'a\nb', removed: 1 }, 'a CSI stops before a character it cannot contain')
+  t.same(sanitizeText(`a${ESC}[12é`), { text: 'aé', removed: 1 })
+  t.same(sanitizeText(`a${ESC}[`), { text: 'a', removed: 1 })
+})
+
+t.test('linear on hostile input', async (t) => {
+  const start = performance.now()
+  const many = `${ESC}]`.repeat(1_000_000) + `${ESC}[`.repeat(1_000_000) + '\u202e'.repeat(1_000_000)
+  const r = sanitizeText(many)
+  t.equal(r.text, '')
+  t.equal(r.removed, 3_000_000)
+  t.ok(performance.now() - start < 3000, 'milliseconds, not minutes')
+})
+
+t.test('100 MB input', async (t) => {
+  const line = 'const x = "some ordinary source text";\n'
+  const clean = line.repeat(Math.ceil(100_000_000 / line.length))
+  const dirty = `${ESC}[31m${clean}\u202e${ESC}]0;x\x07`
+  const start = performance.now()
+  const r = sanitizeText(dirty)
+  t.equal(r.removed, 3)
+  t.equal(r.text.length, clean.length)
+  t.ok(performance.now() - start < 5000, `took ${Math.round(performance.now() - start)} ms`)
+})
+
+t.test('sanitizeDeep', async (t) => {
+  const input = {
+    [`key${ESC}[1m`]: ['a\u202eb', { nested: `${ESC}]0;x\x07v`, n: 1, b: true, z: null }],
+    plain: 'ok',
+  }
+  const frozen = structuredClone(input)
+  const r = sanitizeDeep(input)
+  t.same(r.value, { key: ['ab', { nested: 'v', n: 1, b: true, z: null }], plain: 'ok' })
+  t.equal(r.removed, 3)
+  t.same(input, frozen, 'input not mutated')
+  t.not(r.value, input)
+
+  const collide = sanitizeDeep({ 'path\u200b': 'evil', path: 'safe' })
+  t.same(collide.value, { path: 'safe' }, 'a key that needed no sanitizing wins a collision')
+  t.equal(collide.removed, 2, 'the hidden char and the dropped entry')
+
+  const proto = sanitizeDeep(JSON.parse('{"__proto__": {"polluted": "a\\u202e"}}'))
+  t.same(Object.keys(proto.value as object), ['__proto__'], '__proto__ stays an own key')
+  t.equal(({} as { polluted?: unknown }).polluted, undefined, 'no prototype pollution')
+  t.equal(Object.getPrototypeOf(proto.value), Object.prototype)
+
+  t.same(sanitizeDeep('x\x00'), { value: 'x', removed: 1 })
+  t.same(sanitizeDeep(42), { value: 42, removed: 0 })
+  const cyclic: Record<string, unknown> = {}
+  cyclic['self'] = cyclic
+  t.throws(() => sanitizeDeep(cyclic), TypeError)
+  let deep: unknown = 'x'
+  for (let i = 0; i < 10_000; i++) deep = [deep]
+  t.throws(() => sanitizeDeep(deep), /nested deeper/)
+  const shared = { s: 'a\u200b' }
+  t.same(sanitizeDeep([shared, shared]), { value: [{ s: 'a' }, { s: 'a' }], removed: 2 }, 'shared (acyclic) references are fine')
+})
