@@ -194,12 +194,15 @@ await mkdir(join(root, 'dist'), { recursive: true })
 const banner = '#!/usr/bin/env node'
 const bundles = [{ entry: 'bin/ag-mcp.ts', out: 'dist/ag-mcp.mjs', plugins: [lazyChunks] }]
 if (existsSync(join(root, 'bin', 'ag-server.ts'))) bundles.push({ entry: 'bin/ag-server.ts', out: 'dist/ag-server.mjs', plugins: [] })
+// The scripted agent and the demo (examples/): they sit beside the binaries they drive.
+bundles.push({ entry: 'examples/agents/scripted-agent.ts', out: 'dist/scripted-agent.mjs', plugins: [] })
+bundles.push({ entry: 'examples/demo.ts', out: 'dist/demo.mjs', plugins: [] })
 for (const b of bundles) {
   const result = await esbuild.build({
     entryPoints: [join(root, b.entry)], outfile: join(root, b.out), bundle: true, format: 'esm', platform: 'node', target: 'node20',
     minify, legalComments: 'none', define, plugins: b.plugins, metafile: true, logLevel: 'warning',
     // Bundled CommonJS dependencies may call require(); give them Node's.
-    banner: { js: `${banner}\nimport { createRequire as __agCreateRequire } from 'node:module';const require = __agCreateRequire(import.meta.url);` },
+    banner: { js: `${(await readFile(join(root, b.entry), 'utf8')).startsWith('#!') ? '' : `${banner}\n`}import { createRequire as __agCreateRequire } from 'node:module';const require = __agCreateRequire(import.meta.url);` },
   })
   const bytes = Object.values(result.metafile.outputs)[0].bytes
   console.log(`${b.out}: ${(bytes / 1024).toFixed(1)} KiB`)

@@ -46,7 +46,7 @@ export function createHost(o: HostOptions): McpHost {
 
   async function run(tool: RegisteredTool, args: unknown, opts: CallOptions): Promise<CallOutcome> {
     const group = o.registry.groups.get(tool.group)
-    if (!group || !o.enabled.has(tool.group)) return renderError(tool, `refused: ${group ? disabledToolMessage(tool.name, group) : 'its group is unknown'}`, undefined, env)
+    if (!group || !o.enabled.has(tool.group)) return renderError(tool, `refused: ${group ? disabledToolMessage(tool.name, group, o.enabled, o.registry.groups) : 'its group is unknown'}`, undefined, env)
     if (group.access === 'flag-only') o.log.warn(`${tool.group} tool called`, { tool: tool.name })
     const slot = o.rateLimit.take()
     if (!slot.ok) {

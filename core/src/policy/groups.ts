@@ -38,13 +38,14 @@ export function resolveGroups(groups: ReadonlyMap<string, GroupInfo>, allow: rea
 }
 
 /** The explained refusal for a tool whose group is not enabled. */
-export function disabledToolMessage(tool: string, g: GroupInfo): string {
+export function disabledToolMessage(tool: string, g: GroupInfo, enabled: ReadonlySet<string>, groups: ReadonlyMap<string, GroupInfo>): string {
+  const allowList = [...enabled].filter((n) => groups.get(n)?.access === 'default' || groups.get(n)?.access === 'opt-in')
   switch (g.access) {
     case 'flag-only':
       return `Tool ${tool} belongs to the "${g.name}" group, which this server has not enabled. The operator can enable it only with --enable-${g.name}.`
     case 'opt-in':
-      return `Tool ${tool} belongs to the "${g.name}" group, which this server has not enabled. The operator can enable it by naming it in --allow (e.g. --allow read,workspace,propose,coordinate,${g.name}).`
+      return `Tool ${tool} belongs to the "${g.name}" group, which this server has not enabled. The operator can enable it by naming it in --allow (here: --allow ${[...allowList, g.name].join(',')}).`
     default:
-      return `Tool ${tool} belongs to the "${g.name}" group, which the operator left out of --allow. The operator can enable it by adding "${g.name}" to --allow.`
+      return `Tool ${tool} belongs to the "${g.name}" group, which the operator left out of --allow. The operator can enable it by adding it (here: --allow ${[...allowList, g.name].join(',')}).`
   }
 }

@@ -1,0 +1,85 @@
+// A scripted agent: one whole session through ag-mcp, the way a model would drive it.
+// claim a task → read → workspace → lease → write → check the diff → propose → note → release.
+import { McpStdioClient } from './mcp-client.ts'
+import type { ToolResult } from './mcp-client.ts'
+
+export interface SessionOptions {
+  /** The ag-mcp command line (e.g. [process.execPath, 'dist/ag-mcp.mjs', '--upstream', …]). */
+  command: string[]
+  repo: string
+  revision?: string
+  env?: NodeJS.ProcessEnv
+  print?: (line: string) => void
+}
+
+export interface SessionOutcome {
+  proposal: string | undefined
+  runId: string | undefined
+  failures: number
+}
+
+export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
+  const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`))
+  const [cmd, ...args] = o.command
+  if (!cmd) throw new Error('no command')
+  const client = new McpStdioClient(cmd, args, { ...(o.revision ? { revision: o.revision } : {}), ...(o.env ? { env: o.env } : {}) })
+  let failures = 0
+  const call = async (name: string, a: Record<string, unknown>): Promise<ToolResult> => {
+    const r = await client.callTool(name, a)
+    if (r.isError) failures++
+    print(`${r.isError ? '✗' : '→'} ${name} ${JSON.stringify(a, (k, v: unknown) => (k === 'content' && typeof v === 'string' && v.length > 40 ? `${v.slice(0, 40)}…` : v))}`)
+    print(`    ${r.summary}`)
+    return r
+  }
+  const started = await client.start()
+  const revision = (started['protocolVersion'] as string | undefined) ?? '2026-07-28'
+  const tools = (await client.request('tools/list', {}))['tools'] as { name: string }[]
+  print(`MCP ${revision}: ${tools.length} tools offered`)
+
+  await call('whoami', {})
+  const open = await call('task_list', { repo: o.repo, state: 'open' })
+  const tasks = (open.structured?.['tasks'] as { id: string; title: string }[] | undefined) ?? []
+  const task = tasks[0]
+  if (!task) {
+    print('no open task: nothing to do')
+    await client.close()
+    return { proposal: undefined, runId: undefined, failures: failures + 1 }
+  }
+  const claim = await call('task_claim', { task: task.id, ttl_s: 600 })
+  const runId = claim.structured?.['run_id'] as string | undefined
+  await call('log', { repo: o.repo, limit: 3 })
+  const readme = await call('file_read', { repo: o.repo, path: 'README.md' })
+  const ws = await call('workspace_create', { repo: o.repo, ...(runId ? { run_id: runId } : {}) })
+  const workspace = ws.structured?.['id'] as string
+  const lease = await call('lease_acquire', { repo: o.repo, paths: ['docs/**', 'README.md'], ttl_s: 600, ...(runId ? { run_id: runId } : {}) })
+  const leaseId = lease.structured?.['id'] as string | undefined
+  const inRun = { ...(runId ? { run_id: runId } : {}), ...(leaseId ? { lease_id: leaseId } : {}) }
+  await call('file_write', {
+    workspace,
+    path: 'docs/getting-started.md',
+    content: '# Getting started\n\nRun `make` to build, then `make test`.\n',
+    ...inRun,
+  })
+  const blob = readme.structured?.['blob'] as string | undefined
+  const text = (readme.structured?.['content'] as string | undefined) ?? ''
+  await call('file_write', { workspace, path: 'README.md', content: `${text.trimEnd()}\n\nSee docs/getting-started.md.\n`, ...(blob ? { if_match: blob } : {}), ...inRun })
+  await call('workspace_status', { workspace, diff: true })
+  const proposed = await call('propose', {
+    workspace,
+    title: `Add a getting-started guide (${task.title})`,
+    description: 'Adds docs/getting-started.md and links it from the README.',
+    task: task.id,
+    reasoning: 'The task asks for onboarding docs; a short guide linked from the README is the smallest change that serves it.',
+    ...(runId ? { run_id: runId } : {}),
+  })
+  const proposal = proposed.structured?.['id'] as string | undefined
+  if (runId) {
+    await call('run_update', { run_id: runId, note: `Proposed ${proposal ?? '(failed)'}; a reviewer should check the wording.` })
+    await call('run_release', { run_id: runId, outcome: proposal ? 'done' : 'blocked', note: proposal ? `proposal ${proposal}` : 'propose failed' })
+  }
+  if (proposal) await call('proposal_list', { repo: o.repo, proposal })
+  const code = await client.close()
+  print(`ag-mcp exited with ${String(code)}`)
+  return { proposal, runId, failures }
+}
+
