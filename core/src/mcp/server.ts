@@ -169,7 +169,7 @@ export class McpServer {
     const version = isObject(meta) ? meta[META_VERSION] : undefined
     if (version !== undefined) {
       if (version !== MODERN_REVISION) {
-        const requested = typeof version === 'string' ? version : JSON.stringify(version)
+        const requested = describeVersion(version)
         const hint = isLegacyRevision(version)
           ? `revision ${version} is negotiated with initialize, not per request: send initialize for it, or use ${MODERN_REVISION} in _meta`
           : `unsupported protocol version ${requested}; per-request _meta supports ${MODERN_REVISION}`
@@ -284,6 +284,13 @@ export class McpServer {
   private sendError(id: RequestId | null, code: number, message: string): void {
     this.opts.send(errorLine(id, code, message))
   }
+}
+
+/** The requested version as data.requested (a string): clipped, and never a deep serialization of junk. */
+function describeVersion(v: unknown): string {
+  if (typeof v === 'string') return v.length > 64 ? `${v.slice(0, 64)}…` : v
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v)
+  return Array.isArray(v) ? '(an array)' : '(an object)'
 }
 
 function isCancel(signal: AbortSignal): boolean {

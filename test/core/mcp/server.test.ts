@@ -253,3 +253,20 @@ t.test('a tools/list page size applies and walks with cursors', async (t) => {
   t.same(names, ['slow', 'fast'])
   assertValid(t, '2026-07-28', h.out, 'tools/list')
 })
+
+t.test('-32022 for any non-modern version value, with a bounded string data.requested', async (t) => {
+  const h = harness()
+  const deep = '['.repeat(50_000) + ']'.repeat(50_000) // JSON text: too deep for JSON.stringify to serialize back
+  const versions: string[] = [deep, '{"a":1}', '7', 'true', 'null', JSON.stringify('v'.repeat(10_000)), '"2024-11-05"']
+  for (const [i, v] of versions.entries()) {
+    h.server.handleLine(`{"jsonrpc":"2.0","id":${i},"method":"ping","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":${v}}}}`)
+  }
+  await h.server.drain()
+  t.equal(h.out.length, versions.length)
+  for (const m of h.out) {
+    t.match(m, { error: { code: -32022, data: { supported: ['2026-07-28'], requested: String } } }, `id ${String(m['id'])}`)
+    t.ok(JSON.stringify(m).length < 1000, `id ${String(m['id'])}: the answer stays small`)
+  }
+  t.equal((h.out.find((m) => m['id'] === 6)?.['error'] as { data: { requested: string } }).data.requested, '2024-11-05', 'a short version is echoed exactly')
+  assertValid(t, '2026-07-28', h.out)
+})
