@@ -73,13 +73,13 @@ export function createHost(o: HostOptions): McpHost {
       tool: { name: tool.name, group: tool.group, dataKind: tool.dataKind, ...(tool.operation ? { operation: tool.operation } : {}) },
       host: o.hostInfo,
     }
-    const refusal = await checkCallPolicy(o.policy, tool, argv, plugin, ctx)
-    if (refusal) return renderError(tool, `refused by ${refusal.rule}: ${refusal.reason}`, refusal.value, env)
+    const policy = await checkCallPolicy(o.policy, tool, argv, plugin, ctx)
+    if ('refusal' in policy) return renderError(tool, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
     const handler = plugin.handlers[tool.name] ?? plugin.operation
     if (!handler) return renderError(tool, `failed: the ${tool.plugin} plugin has no handler for it.`, undefined, env)
     let data: unknown
     try {
-      data = await handler(argv, ctx)
+      data = await handler(policy.args, ctx)
     } catch (e) {
       if (isPluginFailure(e)) {
         const status = e.status !== undefined ? ` ${e.status}` : ''

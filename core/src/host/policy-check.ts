@@ -30,35 +30,55 @@ async function matcherFor(paths: PathsModule, globs: readonly string[]): Promise
   return m
 }
 
-export async function checkCallPolicy(p: CallPolicy, tool: RegisteredTool, args: Record<string, unknown>, plugin: Plugin, ctx: ToolContext): Promise<Refusal | undefined> {
+/**
+ * Checks a call against the operator's rules. On success returns the arguments to send, with
+ * every write path in its normalized form: what was checked is exactly what leaves.
+ */
+export async function checkCallPolicy(
+  p: CallPolicy,
+  tool: RegisteredTool,
+  args: Record<string, unknown>,
+  plugin: Plugin,
+  ctx: ToolContext,
+): Promise<{ refusal: Refusal } | { args: Record<string, unknown> }> {
+  const r = await check(p, tool, args, plugin, ctx)
+  return 'rule' in r ? { refusal: r } : { args: r.args }
+}
+
+async function check(p: CallPolicy, tool: RegisteredTool, args: Record<string, unknown>, plugin: Plugin, ctx: ToolContext): Promise<Refusal | { args: Record<string, unknown> }> {
   const writeArgs = tool.writePathArgs ?? []
   const repo = tool.repoArg !== undefined ? args[tool.repoArg] : undefined
-  if (p.repoGlobs.length === 0 && writeArgs.length === 0) return undefined
+  if (p.repoGlobs.length === 0 && writeArgs.length === 0) return { args }
   pathsModule ??= import('../policy/paths.ts')
   const paths = await pathsModule
   if (typeof repo === 'string' && p.repoGlobs.length > 0) {
     const r = paths.checkRepo(repo, await matcherFor(paths, p.repoGlobs))
     if (!r.ok) return { rule: '--repo', reason: `${r.reason} Allowed repositories: ${p.repoGlobs.join(', ')}.`, value: repo }
   }
-  if (writeArgs.length === 0) return undefined
-  const named: string[] = []
+  if (writeArgs.length === 0) return { args }
+  const matcher = p.writeGlobs.length > 0 ? await matcherFor(paths, p.writeGlobs) : undefined
+  const sent: Record<string, unknown> = { ...args }
+  const checked: string[] = []
   for (const a of writeArgs) {
     const v = args[a]
-    if (typeof v === 'string') named.push(v)
-    else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string') named.push(x)
+    if (v === undefined) continue
+    const list = Array.isArray(v) ? v : [v]
+    if (!list.every((x): x is string => typeof x === 'string')) return { rule: 'path safety', reason: `"${a}" must name paths as strings.` }
+    const w = paths.checkWritePaths(list, matcher)
+    if (!w.ok) {
+      const allowed = matcher ? ` Allowed write paths: ${p.writeGlobs.join(', ')}.` : ''
+      return { rule: w.reason.startsWith('path') ? 'path safety' : '--write-path', reason: `${w.reason}${allowed}`, value: w.value }
+    }
+    sent[a] = Array.isArray(v) ? w.paths : w.paths[0]
+    checked.push(...w.paths)
   }
-  const w = paths.checkWritePaths(named, p.writeGlobs.length > 0 ? await matcherFor(paths, p.writeGlobs) : undefined)
-  if (!w.ok) {
-    const allowed = p.writeGlobs.length > 0 ? ` Allowed write paths: ${p.writeGlobs.join(', ')}.` : ''
-    return { rule: w.reason.startsWith('path') ? 'path safety' : '--write-path', reason: `${w.reason}${allowed}`, value: w.value }
-  }
-  if (!p.requireLease) return undefined
+  if (!p.requireLease) return { args: sent }
   const leaseId = tool.leaseArg !== undefined ? args[tool.leaseArg] : undefined
   if (typeof leaseId !== 'string' || leaseId === '') {
     return { rule: '--require-lease', reason: `writes need a lease: acquire one over the path(s) with the lease tool, then pass its id as "${tool.leaseArg ?? 'lease_id'}".` }
   }
   if (!plugin.confirmLease) return { rule: '--require-lease', reason: `the ${tool.plugin} plugin cannot confirm leases, so no write can be made under --require-lease.` }
   const runId = tool.runArg !== undefined ? args[tool.runArg] : undefined
-  const verdict = await plugin.confirmLease({ leaseId, runId: typeof runId === 'string' ? runId : undefined, repo: typeof repo === 'string' ? repo : undefined, paths: w.paths, args }, ctx)
-  return verdict.ok ? undefined : { rule: '--require-lease', reason: verdict.reason, value: leaseId }
+  const verdict = await plugin.confirmLease({ leaseId, runId: typeof runId === 'string' ? runId : undefined, repo: typeof repo === 'string' ? repo : undefined, paths: checked, args: sent }, ctx)
+  return verdict.ok ? { args: sent } : { rule: '--require-lease', reason: verdict.reason, value: leaseId }
 }

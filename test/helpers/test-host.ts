@@ -1,0 +1,61 @@
+// createTestHost: the real call pipeline (registry, policy, validators, safety) in-process,
+// with stub plugins, for unit tests of the core. The spawned-binary tests cover the real path.
+import { createHost } from '../../core/src/host/host.ts'
+import { PluginSet } from '../../core/src/host/plugins.ts'
+import type { CallPolicy } from '../../core/src/host/policy-check.ts'
+import { Registry } from '../../core/src/manifest/registry.ts'
+import type { CallOutcome, McpHost } from '../../core/src/mcp/host-api.ts'
+import type { Logger, Plugin } from '../../core/src/plugin-api.ts'
+import { resolveGroups } from '../../core/src/policy/groups.ts'
+import { createTokenBucket } from '../../core/src/policy/rate-limit.ts'
+import { createScrubber } from '../../core/src/safety/scrub.ts'
+import { manifests } from '../../generated/manifests.js'
+
+export interface TestHostOptions {
+  plugins: Record<string, Plugin>
+  allow?: string[]
+  enable?: string[]
+  policy?: Partial<CallPolicy>
+  secrets?: string[]
+  maxOutputBytes?: number
+  ratePerSec?: number
+}
+
+export interface TestHost {
+  host: McpHost
+  logs: string[]
+  call(name: string, args: unknown, signal?: AbortSignal): Promise<CallOutcome>
+}
+
+export function createTestHost(o: TestHostOptions): TestHost {
+  const logs: string[] = []
+  const log: Logger = {
+    debug: (m, f) => void logs.push(`debug ${m} ${JSON.stringify(f ?? {})}`),
+    info: (m, f) => void logs.push(`info ${m} ${JSON.stringify(f ?? {})}`),
+    warn: (m, f) => void logs.push(`warn ${m} ${JSON.stringify(f ?? {})}`),
+    error: (m, f) => void logs.push(`error ${m} ${JSON.stringify(f ?? {})}`),
+  }
+  const registry = new Registry(manifests)
+  const groups = resolveGroups(registry.groups, o.allow, o.enable ?? [])
+  if (!groups.ok) throw new Error(groups.error)
+  const loaders = Object.fromEntries(Object.entries(o.plugins).map(([k, p]) => [k, async () => p]))
+  const tokens = { current: async () => o.secrets?.[0], refresh: async () => o.secrets?.[0] }
+  const host = createHost({
+    identity: { name: 'ag-mcp', title: 'test', version: '0.0.0' },
+    instructions: 'test',
+    registry,
+    enabled: groups.enabled,
+    plugins: new PluginSet(loaders, { upstream: undefined, tokens, log }),
+    log,
+    scrubber: createScrubber(() => o.secrets ?? []),
+    maxOutputBytes: o.maxOutputBytes ?? 65536,
+    rateLimit: createTokenBucket({ ratePerSec: o.ratePerSec ?? 1000, burst: Math.ceil((o.ratePerSec ?? 1000) * 2) }),
+    policy: { repoGlobs: [], writeGlobs: [], requireLease: false, ...o.policy },
+    hostInfo: { name: 'ag-mcp', version: '0.0.0', groups: [...groups.enabled], revisions: ['2026-07-28'], limits: {} },
+  })
+  return {
+    host,
+    logs,
+    call: (name, args, signal) => host.callTool(name, args, { signal: signal ?? new AbortController().signal, structured: true, requestId: 1 }),
+  }
+}
