@@ -254,7 +254,8 @@ t.test(`fuzz: ${LINES} lines, seed ${SEED}`, async (t) => {
   const used = new Set<string>()
   const chunks: Buffer[] = []
   const kinds = { answered: 0, silent: 0, parseErrors: 0, overLimit: 0 }
-  while (chunks.length < LINES) {
+  let written = 0
+  while (written < LINES) {
     let line = generate()
     // A raw newline would split the line in two; the fuzzer means one line per entry.
     if (line.includes(0x0a)) line = Buffer.from(line.toString('latin1').replace(/\n/g, ' '), 'latin1')
@@ -286,8 +287,10 @@ t.test(`fuzz: ${LINES} lines, seed ${SEED}`, async (t) => {
     if (parsed && line.length <= LIMIT) p.expect(value)
     else if (line.length > LIMIT && pr.answer && pr.id !== null) p.expect({ jsonrpc: '2.0', id: pr.id, method: 'tools/call' })
     chunks.push(line, Buffer.from(chance(0.1) ? '\r\n' : '\n'))
+    written++
   }
-  t.comment(`lines: ${LINES}, expected answers: ${expectedTotal} (${expectedNull} with id null), silent: ${kinds.silent}, parse errors: ${kinds.parseErrors}, over-limit: ${kinds.overLimit}, regenerated: ${skipped}`)
+  t.equal(written, LINES, `${LINES} lines written`)
+  t.comment(`lines: ${written}, expected answers: ${expectedTotal} (${expectedNull} with id null), silent: ${kinds.silent}, parse errors: ${kinds.parseErrors}, over-limit: ${kinds.overLimit}, regenerated: ${skipped}`)
   const input = Buffer.concat(chunks)
   // Written in uneven slices, so line boundaries fall anywhere in the reads.
   for (let i = 0; i < input.length; ) {
