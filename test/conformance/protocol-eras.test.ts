@@ -84,6 +84,17 @@ for (const revision of REVISIONS) {
       }
     }
 
+    // Every listed prompt can be fetched with its required arguments, and refused without them.
+    const prompts = ((await s.req('prompts/list')).result?.['prompts'] ?? []) as { name: string; arguments?: { name: string; required?: boolean }[] }[]
+    for (const pr of prompts) {
+      const required = (pr.arguments ?? []).filter((a) => a.required)
+      const args = Object.fromEntries(required.map((a) => [a.name, 'x']))
+      const got = await s.req('prompts/get', { name: pr.name, arguments: args })
+      t.same(envelopeProblems(s, got, 'prompts/get'), [], `envelope of prompts/get ${pr.name}`)
+      t.ok(Array.isArray(got.result?.['messages']) && (got.result?.['messages'] as unknown[]).length > 0, `prompts/get ${pr.name}: messages`)
+      if (required.length > 0) t.equal((await s.req('prompts/get', { name: pr.name, arguments: {} })).error?.code, -32602, `prompts/get ${pr.name} without required arguments: -32602`)
+    }
+
     const call = await s.req('tools/call', { name: 'server_info', arguments: {} })
     t.same(envelopeProblems(s, call, 'tools/call'), [], 'envelope of tools/call')
     t.notOk(call.result?.['isError'], 'server_info succeeds')
