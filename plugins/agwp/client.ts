@@ -100,6 +100,8 @@ function once(g: Got, url: URL, req: AgwpRequest, token: string, cap: number, si
   const hasBody = req.method === 'POST' || req.method === 'PUT'
   if (hasBody) headers['content-type'] = 'application/json'
   const stream = g.stream(url, { method: req.method, headers, signal, ...(hasBody ? { body: JSON.stringify(req.body ?? {}) } : {}) })
+  // A got stream waits for its request body unless the method cannot have one: DELETE has none.
+  if (req.method === 'DELETE') stream.end()
   return new Promise<Answer>((resolve, reject) => {
     let settled = false
     const settle = (f: () => void): void => {

@@ -70,3 +70,9 @@ t.test('toRequest is pure', async (t) => {
     query: [['path', 'd/e.txt']],
   })
 })
+
+t.test('a DELETE is sent complete, without a body', async (t) => {
+  const ctx = ctxFor(envFor(l.url), { method: 'DELETE', path: '/leases/{lease_id}' })
+  t.same(await execute(ctx, { lease_id: 'lease-1' }), { ok: true })
+  t.match(l.seen[0], { method: 'DELETE', url: '/agwp/v1/leases/lease-1', body: '' })
+})
