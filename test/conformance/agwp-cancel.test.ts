@@ -1,0 +1,90 @@
+// Cancellation and shutdown against slow upstreams, and the policy gates that must refuse a
+// call before any request leaves the process (a recording listener counts what arrives).
+import t from 'tap'
+import { agwpFixture, client, mcp, recorder, toCallResult } from './agwp-fixture.ts'
+import { modernMeta } from '../helpers/mcp-process.ts'
+
+const fx = await agwpFixture()
+t.teardown(() => fx.close())
+const tokenFile = fx.tokenFile('alice')
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const t0 = Date.now()
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`)
+    await sleep(5)
+  }
+}
+
+t.test('notifications/cancelled aborts the upstream request and suppresses the response', async (t) => {
+  const silent = await recorder(() => {
+    /* never answers */
+  })
+  t.teardown(() => silent.close())
+  const p = mcp(t, silent.url, tokenFile, ['--timeout-ms', '60000'])
+  p.send({ jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: { name: 'log', arguments: { repo: 'demo' }, _meta: modernMeta() } })
+  await until(() => silent.requests.length === 1, 'the upstream request')
+  t.equal(silent.closedSockets, 0, 'the request is open')
+  p.notify('notifications/cancelled', { requestId: 'slow', reason: 'changed my mind' })
+  await until(() => silent.closedSockets === 1, 'the socket to close')
+  t.pass('the upstream saw its socket close')
+  const after = await p.request('ping')
+  t.ok(after.result, 'the server still answers')
+  await sleep(100)
+  t.notOk(p.responses.some((r) => r.id === 'slow'), 'no response for the cancelled call')
+  t.equal(silent.requests.length, 1, 'and no retry')
+  t.equal((await p.close()).code, 0)
+  t.notOk(p.responses.some((r) => r.id === 'slow'), 'not even at exit')
+  p.assertValid(t)
+})
+
+t.test('stdin EOF with three calls in flight: three responses, then exit 0', async (t) => {
+  const slow = await recorder((req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ commits: [{ id: 'c'.repeat(40), subject: req.url }] }))
+    }, 300)
+  })
+  t.teardown(() => slow.close())
+  const p = mcp(t, slow.url, tokenFile)
+  for (const id of [1, 2, 3]) p.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'log', arguments: { repo: 'demo', limit: id }, _meta: modernMeta() } })
+  await until(() => slow.requests.length === 3, 'three upstream requests')
+  p.child.stdin.end()
+  const { code } = await p.exited
+  t.equal(code, 0, 'exit 0')
+  const answers = p.responses.filter((r) => [1, 2, 3].includes(r.id as number))
+  t.equal(answers.length, 3, 'all three answered before exit')
+  for (const a of answers) t.notOk(toCallResult(a).isError, `call ${String(a.id)} succeeded`)
+  p.assertValid(t)
+})
+
+t.test('refusals that make no upstream request', async (t) => {
+  const rec = await recorder((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end('{"leases":[]}')
+  })
+  t.teardown(() => rec.close())
+  const cases: { flags: string[]; tool: string; args: Record<string, unknown>; why: RegExp }[] = [
+    { flags: [], tool: 'review_submit', args: { proposal: 'prop-1', verdict: 'approve' }, why: /review/ },
+    { flags: ['--allow', 'read,review'], tool: 'proposal_integrate', args: { proposal: 'prop-1' }, why: /--enable-integrate/ },
+    { flags: ['--repo', 'other-*'], tool: 'log', args: { repo: 'demo' }, why: /refused by --repo/ },
+    { flags: ['--repo', 'other-*'], tool: 'lease_acquire', args: { repo: 'demo', paths: ['a'] }, why: /refused by --repo/ },
+    { flags: ['--write-path', 'docs/**'], tool: 'file_write', args: { workspace: 'ws-1', path: 'src/a.ts', content: 'x' }, why: /refused by --write-path/ },
+    { flags: ['--write-path', 'docs/**'], tool: 'file_move', args: { workspace: 'ws-1', from: 'docs/a.md', to: 'src/a.md' }, why: /refused by --write-path/ },
+    { flags: [], tool: 'file_write', args: { workspace: 'ws-1', path: '../etc/passwd', content: 'x' }, why: /refused by path safety/ },
+    { flags: ['--require-lease'], tool: 'file_delete', args: { workspace: 'ws-1', path: 'a.txt' }, why: /refused by --require-lease: writes need a lease/ },
+  ]
+  for (const era of ['2026-07-28', '2025-11-25'] as const) {
+    for (const k of cases) {
+      const p = mcp(t, rec.url, tokenFile, k.flags)
+      const c = await client(p, era)
+      const r = await c.call(k.tool, k.args)
+      t.ok(r.isError, `${era} ${k.tool} ${k.flags.join(' ')}: refused`)
+      t.match(r.text, k.why)
+      t.equal((await p.close()).code, 0)
+      p.assertValid(t)
+    }
+  }
+  t.equal(rec.requests.length, 0, 'not one request reached the upstream')
+})
