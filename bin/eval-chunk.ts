@@ -14,9 +14,6 @@ export function evalChunk(code: string, name: string): unknown {
   ) => void
   const mod: { exports: unknown } = { exports: {} }
   fn(mod, mod.exports, requireBuiltin)
-  // The bundle imports a chunk in Node mode, where `default` is the whole of module.exports:
-  // a chunk whose only export is a default (a plugin) is therefore returned as that export.
-  const exports = mod.exports as Record<string, unknown>
-  const names = Object.keys(exports)
-  return names.length === 1 && names[0] === 'default' ? exports['default'] : exports
+  // build.mjs wraps this in an ESM facade that re-exports each name (default included).
+  return mod.exports
 }

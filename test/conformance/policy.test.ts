@@ -1,0 +1,146 @@
+// Issue 3, from outside the process: the real binary over stdio, a recording upstream. For
+// every allow-list and every tool, a disallowed tool sends nothing; narrowing rules refuse
+// before any write leaves; the token never appears in any byte ag-mcp writes.
+import t from 'tap'
+import { writeFileSync, chmodSync } from 'node:fs'
+import { join } from 'node:path'
+import { manifests } from '../../generated/manifests.js'
+import type { JsonSchema } from '../../core/src/manifest/types.ts'
+import { startMcp } from '../helpers/mcp-process.ts'
+import type { McpProcess } from '../helpers/mcp-process.ts'
+import { recordingUpstream } from '../helpers/recording-upstream.ts'
+
+const TOKEN = 'agwp_' + 'Pq7'.repeat(14) + 'Z'
+const tools = manifests.flatMap((m) => m.tools.map((tool) => ({ tool, group: m.group, access: m.access })))
+const selectable = manifests.filter((m) => m.access === 'default' || m.access === 'opt-in').map((m) => m.group)
+const everyProcess: McpProcess[] = []
+
+/** Arguments that satisfy a tool's input schema, built from its required properties. */
+function sample(schema: JsonSchema): unknown {
+  if (Array.isArray(schema['enum'])) return (schema['enum'] as unknown[])[0]
+  switch (schema['type']) {
+    case 'object': {
+      const props = (schema['properties'] ?? {}) as Record<string, JsonSchema>
+      return Object.fromEntries(((schema['required'] ?? []) as string[]).map((k) => [k, sample(props[k] ?? {})]))
+    }
+    case 'array':
+      return [sample((schema['items'] ?? { type: 'string' }) as JsonSchema)]
+    case 'integer':
+    case 'number':
+      return typeof schema['minimum'] === 'number' ? schema['minimum'] : 1
+    case 'boolean':
+      return true
+    default:
+      return 'src/a.txt'
+  }
+}
+
+function tokenFile(dir: string): string {
+  const f = join(dir, 'token')
+  writeFileSync(f, `${TOKEN}\n`)
+  chmodSync(f, 0o600)
+  return f
+}
+
+async function call(p: McpProcess, name: string, args: unknown) {
+  const r = await p.request('tools/call', { name, arguments: args })
+  const text = ((r.result?.['content'] as { text: string }[] | undefined) ?? []).map((c) => c.text).join('\n')
+  return { isError: r.result?.['isError'] === true, text, error: r.error }
+}
+
+t.test('every allow-list × every tool: a disallowed tool makes zero upstream requests', async (t) => {
+  const up = await recordingUpstream()
+  t.teardown(() => up.close())
+  const dir = t.testdir({})
+  const file = tokenFile(dir)
+  // Every subset of the selectable groups, each with and without --enable-integrate.
+  const subsets: string[][] = []
+  for (let mask = 0; mask < 1 << selectable.length; mask++) subsets.push(selectable.filter((_, i) => mask & (1 << i)))
+  let refusals = 0
+  for (const subset of subsets) {
+    for (const integrate of [false, true]) {
+      const args = ['--upstream', up.url, '--token-file', file, '--allow', subset.length ? subset.join(',') : 'read', '--rate-limit', '1000/s']
+      if (subset.length === 0) args.splice(args.indexOf('--allow'), 2, '--allow', '')
+      if (integrate) args.push('--enable-integrate')
+      const p = startMcp(t, { args })
+      everyProcess.push(p)
+      const enabled = new Set(['core', ...subset, ...(integrate ? ['integrate'] : [])])
+      for (const { tool, group } of tools) {
+        const before = up.requests.length
+        const r = await call(p, tool.name, sample(tool.input))
+        if (enabled.has(group)) continue
+        refusals++
+        if (!r.isError || up.requests.length !== before || !r.text.includes(`"${group}" group`)) {
+          t.fail(`${tool.name} with --allow ${subset.join(',')}${integrate ? ' --enable-integrate' : ''}: ${r.text}; ${up.requests.length - before} request(s)`)
+        }
+      }
+      p.assertValid(t)
+      t.equal((await p.close()).code, 0)
+    }
+  }
+  t.ok(refusals > 500, `${refusals} refusals checked across ${subsets.length * 2} allow-lists`)
+})
+
+t.test('--repo, --write-path, path safety and --require-lease refuse before any write leaves', async (t) => {
+  const up = await recordingUpstream()
+  t.teardown(() => up.close())
+  const file = tokenFile(t.testdir({}))
+  const p = startMcp(t, { args: ['--upstream', up.url, '--token-file', file, '--repo', 'team-*', '--write-path', 'src/**', '--require-lease'] })
+  everyProcess.push(p)
+  const writes = () => up.requests.filter((r) => r.method !== 'GET')
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ['log', { repo: 'other' }, /refused by --repo/],
+    ['workspace_create', { repo: 'secret-repo' }, /refused by --repo/],
+    ['file_write', { workspace: 'ws-1', path: 'etc/passwd', content: 'x', lease_id: 'l' }, /refused by --write-path/],
+    ['file_write', { workspace: 'ws-1', path: 'src/.env', content: 'x', lease_id: 'l' }, /refused by --write-path/],
+    ['file_write', { workspace: 'ws-1', path: '../../x', content: 'x', lease_id: 'l' }, /refused by path safety/],
+    ['file_delete', { workspace: 'ws-1', path: '.git/config', lease_id: 'l' }, /refused by path safety/],
+    ['file_move', { workspace: 'ws-1', from: 'src/a', to: '/etc/x', lease_id: 'l' }, /refused by path safety/],
+    ['file_write', { workspace: 'ws-1', path: 'src/a.ts', content: 'x' }, /refused by --require-lease: writes need a lease/],
+  ]
+  for (const [name, args, re] of cases) {
+    const r = await call(p, name, args)
+    t.equal(r.isError, true, name)
+    t.match(r.text, re, `${name} ${JSON.stringify(args)}`)
+  }
+  t.equal(up.requests.length, 0, 'nothing at all was sent for these refusals')
+  // A lease the upstream does not confirm: the plugin may look (GET), but nothing is written.
+  const r = await call(p, 'file_write', { workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'lease-x', run_id: 'run-1' })
+  t.equal(r.isError, true)
+  t.match(r.text, /--require-lease/)
+  t.same(writes(), [], 'no write request')
+  p.assertValid(t)
+  await p.close()
+})
+
+t.test('the token: sent as Bearer to the upstream, never in any byte on stdout or stderr', async (t) => {
+  const up = await recordingUpstream((req, res) => {
+    // Echo the credential back in an error, as a careless upstream might.
+    res.writeHead(403, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ error: { code: 'forbidden', message: `token ${req.headers.authorization ?? ''} (${encodeURIComponent(TOKEN)}, ${Buffer.from(TOKEN).toString('base64')}) lacks scope`, details: { token: TOKEN } } }))
+  })
+  t.teardown(() => up.close())
+  const file = tokenFile(t.testdir({}))
+  const p = startMcp(t, { args: ['--upstream', up.url, '--token-file', file, '--log-level', 'debug'] })
+  everyProcess.push(p)
+  const r = await call(p, 'log', { repo: 'demo' })
+  t.equal(r.isError, true)
+  t.match(r.text, /403 forbidden/)
+  t.equal(up.requests[0]?.headers.authorization, `Bearer ${TOKEN}`)
+  await call(p, 'server_info', {})
+  const cfg = startMcp(t, { args: ['--upstream', up.url, '--token-file', file, '--print-config'] })
+  everyProcess.push(cfg)
+  await cfg.exited
+  await p.close()
+})
+
+t.test('no process of this file wrote the token, in any form, to stdout or stderr', async (t) => {
+  const forms = [TOKEN, encodeURIComponent(TOKEN), Buffer.from(TOKEN).toString('base64').slice(0, 40), Buffer.from(TOKEN).toString('base64url').slice(0, 40)]
+  t.ok(everyProcess.length > 60)
+  for (const p of everyProcess) {
+    await p.exited
+    const out = p.lines.join('\n') + p.stderr
+    for (const f of forms) if (out.includes(f)) t.fail(`token form ${f.slice(0, 12)}… leaked:\n${out.slice(0, 500)}`)
+  }
+  t.pass(`${everyProcess.length} processes checked`)
+})
