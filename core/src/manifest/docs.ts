@@ -6,7 +6,7 @@ const ACCESS: Record<string, string> = {
   always: 'always on',
   default: 'on by default (leave it out of --allow to disable)',
   'opt-in': 'off unless named in --allow',
-  'flag-only': 'off unless --enable-GROUP is given; refused through --allow',
+  'flag-only': 'off unless --enable-{group} is given; refused through --allow',
 }
 
 export function renderToolsDoc(manifests: readonly GroupManifest[]): string {
@@ -20,7 +20,7 @@ export function renderToolsDoc(manifests: readonly GroupManifest[]): string {
     '| group | access | tools |',
     '| --- | --- | --- |',
   ]
-  for (const m of manifests) out.push(`| ${m.group} | ${ACCESS[m.access] ?? m.access} | ${m.tools.map((t) => `\`${t.name}\``).join(', ')} |`)
+  for (const m of manifests) out.push(`| ${m.group} | ${(ACCESS[m.access] ?? m.access).replace('{group}', m.group)} | ${m.tools.map((t) => `\`${t.name}\``).join(', ')} |`)
   for (const m of manifests) {
     out.push('', `## Group \`${m.group}\``, '', m.description, '')
     for (const t of m.tools) {
