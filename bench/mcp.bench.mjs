@@ -15,8 +15,8 @@
 // Environment: BENCH_COLD_RUNS (default 30) cold starts per variant; BENCH_AG_MCP another
 // ag-mcp bundle to measure (default dist/ag-mcp.mjs).
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { cpus, release, tmpdir, totalmem } from 'node:os'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -105,6 +105,20 @@ class Child {
     return r
   }
 
+  /**
+   * CPU time in ms the process has used so far, all threads (from /proc/<pid>/task/<tid>/schedstat,
+   * nanoseconds on CPU): unlike wall time, barely moved by other load on the machine.
+   */
+  cpuMs() {
+    try {
+      let ns = 0
+      for (const tid of readdirSync(`/proc/${this.pid}/task`)) ns += Number(readFileSync(`/proc/${this.pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+      return ns / 1e6
+    } catch {
+      return NaN
+    }
+  }
+
   /** Peak resident set size in bytes, from /proc (Linux). */
   peakRss() {
     try {
@@ -147,7 +161,7 @@ function expectResult(line, what) {
 // ---------------------------------------------------------------------------------------------
 // 1. Cold start
 
-/** @typedef {{ key: string, label: string, run: () => Promise<number> }} Variant */
+/** @typedef {{ key: string, label: string, run: () => Promise<{ wall: number, cpu: number }> }} Variant */
 
 /** spawn → exit of `node -e ""`. */
 async function nodeFloor() {
@@ -156,18 +170,22 @@ async function nodeFloor() {
   const code = await new Promise((resolve) => p.on('exit', resolve))
   const t1 = now()
   if (code !== 0) throw new Error(`node -e "" exited ${code}`)
-  return t1 - t0
+  return { wall: t1 - t0, cpu: NaN } // gone before /proc can be read
 }
 
-/** spawn → first answer line of a server given `request` at once. @param {string[]} args @param {string} request @param {string} what */
+/**
+ * spawn → first answer line of a server given `request` at once, and the CPU time the server
+ * had used by then. @param {string[]} args @param {string} request @param {string} what
+ */
 async function firstAnswer(args, request, what) {
   const t0 = now()
   const c = new Child(args)
   c.write(request)
   try {
     const { line, t } = await c.nextLine()
+    const cpu = c.cpuMs()
     expectResult(line, what)
-    return t - t0
+    return { wall: t - t0, cpu }
   } finally {
     await c.close()
   }
@@ -203,6 +221,8 @@ const errors = []
 async function coldStarts() {
   /** @type {Record<string, number[]>} */
   const samples = Object.fromEntries(variants.map((v) => [v.key, []]))
+  /** @type {Record<string, number[]>} */
+  const cpu = Object.fromEntries(variants.map((v) => [v.key, []]))
   /** @type {Record<string, string>} */
   const failed = {}
   for (let r = -WARMUP_RUNS; r < COLD_RUNS; r++) {
@@ -212,13 +232,14 @@ async function coldStarts() {
       if (failed[v.key]) continue
       try {
         const ms = await v.run()
-        if (r >= 0) samples[v.key]?.push(ms)
+        if (r >= 0) samples[v.key]?.push(ms.wall)
+        if (r >= 0 && Number.isFinite(ms.cpu)) cpu[v.key]?.push(ms.cpu)
       } catch (e) {
         failed[v.key] = /** @type {Error} */ (e).message
       }
     }
   }
-  return { samples, failed }
+  return { samples, cpu, failed }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,14 +355,17 @@ function maxConcurrent(stderr) {
 const cpuList = cpus()
 console.log(`machine: node ${process.version}, ${cpuList.length} × ${cpuList[0]?.model ?? 'unknown cpu'}, Linux ${release()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB`)
 console.log(`ag-mcp bundle: ${AG_MCP.startsWith(root) ? AG_MCP.slice(root.length + 1) : AG_MCP} ${(statSync(AG_MCP).size / 1024).toFixed(1)} KiB; SDK: @modelcontextprotocol/server ${sdkVersion()} (unbundled, from node_modules)`)
-console.log(`cold start: ${COLD_RUNS} runs per variant (+${WARMUP_RUNS} discarded), interleaved in rotating order\n`)
+const load0 = loadavg()[0] ?? NaN
+console.log(`cold start: ${COLD_RUNS} runs per variant (+${WARMUP_RUNS} discarded), interleaved in rotating order; load average ${load0.toFixed(1)} at start\n`)
 
 const cold = await coldStarts()
 const med = Object.fromEntries(Object.entries(cold.samples).map(([k, xs]) => [k, xs.length ? median(xs) : NaN]))
 const floor = /** @type {number} */ (med['node'])
 const pad = (/** @type {string} */ s, /** @type {number} */ n) => s.padEnd(n)
 const lpad = (/** @type {string} */ s, /** @type {number} */ n) => s.padStart(n)
-console.log(`${pad('1. cold start (spawn → first answer)', 44)}${lpad('median', 9)}${lpad('p10', 8)}${lpad('p90', 8)}${lpad('× node', 9)}`)
+const cpuMed = Object.fromEntries(Object.entries(cold.cpu).map(([k, xs]) => [k, xs.length ? median(xs) : NaN]))
+const cpuRef = /** @type {number} */ (cpuMed['minimal'])
+console.log(`${pad('1. cold start (spawn → first answer)', 44)}${lpad('median', 9)}${lpad('p10', 8)}${lpad('p90', 8)}${lpad('× node', 9)}${lpad('CPU', 10)}${lpad('× minimal', 11)}`)
 for (const v of variants) {
   const xs = cold.samples[v.key] ?? []
   if (cold.failed[v.key]) {
@@ -349,8 +373,11 @@ for (const v of variants) {
     continue
   }
   const m = /** @type {number} */ (med[v.key])
-  console.log(`${pad(`   ${v.label}`, 44)}${lpad(`${m.toFixed(1)} ms`, 9)}${lpad(quantile(xs, 0.1).toFixed(1), 8)}${lpad(quantile(xs, 0.9).toFixed(1), 8)}${lpad(`${(m / floor).toFixed(2)}×`, 9)}`)
+  const c = /** @type {number} */ (cpuMed[v.key])
+  const cpuCells = Number.isFinite(c) ? `${lpad(`${c.toFixed(1)} ms`, 10)}${lpad(`${(c / cpuRef).toFixed(2)}×`, 11)}` : `${lpad('-', 10)}${lpad('-', 11)}`
+  console.log(`${pad(`   ${v.label}`, 44)}${lpad(`${m.toFixed(1)} ms`, 9)}${lpad(quantile(xs, 0.1).toFixed(1), 8)}${lpad(quantile(xs, 0.9).toFixed(1), 8)}${lpad(`${(m / floor).toFixed(2)}×`, 9)}${cpuCells}`)
 }
+console.log('   (CPU: all threads of the server until its first answer, from /proc; wall time is what the targets use)')
 for (const [k, msg] of Object.entries(cold.failed)) if (k.startsWith('ag-')) errors.push(`${k}: ${msg}`)
 
 /** RSS of a process that did nothing but answer one line: what node itself costs. */
@@ -446,6 +473,13 @@ const minimal = /** @type {number} */ (med['minimal'])
 console.log(
   `   above the floor: minimal server ${signed(minimal - floor)} ms, ag-mcp discover ${signed(agD - floor)} ms, ` +
     `SDK v2 discover ${signed(sdkD - floor)} ms; baseline RSS of the minimal server ${mib(baselineRss)}`,
+)
+
+const load1 = loadavg()[0] ?? NaN
+const busy = Math.max(load0, load1) > cpuList.length * 0.75
+console.log(
+  `   load average ${load0.toFixed(1)} at start, ${load1.toFixed(1)} at end on ${cpuList.length} cpus` +
+    (busy ? ': the machine was busy, so wall-clock figures are inflated and noisy; the CPU column is the steadier comparison' : ''),
 )
 
 if (errors.length > 0) {
