@@ -7,7 +7,7 @@ import type { CallResult } from './agwp-fixture.ts'
 const fx = await agwpFixture()
 t.teardown(() => fx.close())
 
-function failed(t: { ok(v: unknown, m?: string): unknown; match(a: unknown, b: unknown, m?: string): unknown }, r: CallResult, tool: string, status: number, code: string, quoted: RegExp): void {
+function failed(t: { ok(v: unknown, m: string): unknown; match(a: unknown, b: unknown, m: string): unknown }, r: CallResult, tool: string, status: number, code: string, quoted: RegExp): void {
   t.ok(r.isError, `${tool}: isError`)
   const [summary = '', open = '', ...rest] = r.text.split('\n')
   t.match(summary, new RegExp(`^${tool}: failed: the upstream answered ${status} ${code}\\.`), `${tool}: a trusted summary naming ${status} ${code}`)

@@ -17,10 +17,10 @@ const FIRST = initial[1]?.id ?? ''
 const DEFAULT_TOOLS = ['server_info', 'whoami', 'repo_list', 'log', 'commit_show', 'file_read', 'diff', 'search', 'task_list', 'proposal_list', 'workspace_create', 'workspace_status', 'file_write', 'file_delete', 'file_move', 'workspace_discard', 'propose', 'proposal_revise', 'proposal_withdraw', 'task_claim', 'run_update', 'run_release', 'lease_acquire', 'lease_release']
 
 interface Asserts {
-  notOk(v: unknown, m?: string): unknown
-  match(a: unknown, b: unknown, m?: string): unknown
-  equal(a: unknown, b: unknown, m?: string): unknown
-  type(a: unknown, b: string, m?: string): unknown
+  notOk(v: unknown, m: string): unknown
+  match(a: unknown, b: unknown, m: string): unknown
+  equal(a: unknown, b: unknown, m: string): unknown
+  type(a: unknown, b: string, m: string): unknown
 }
 
 function ok(t: Asserts, era: Era, r: CallResult, what: string): Record<string, any> {

@@ -2,13 +2,13 @@
 // garbage, error bodies, retries, token refresh, cancellation and deadlines.
 import t from 'tap'
 import { isPluginFailure } from '../../../core/src/plugin-api.ts'
-import type { PluginFailure } from '../../../core/src/plugin-api.ts'
+import type { Operation, PluginFailure } from '../../../core/src/plugin-api.ts'
 import { createClient } from '../../../plugins/agwp/client.ts'
 import { execute } from '../../../plugins/agwp/executor.ts'
 import { ctxFor, envFor, json, listen } from './_listener.ts'
 
-const GET = { method: 'GET', path: '/repos/{repo}/log' } as const
-const POST = { method: 'POST', path: '/repos/{repo}/workspaces', body: ['base'] } as const
+const GET: Operation = { method: 'GET', path: '/repos/{repo}/log' }
+const POST: Operation = { method: 'POST', path: '/repos/{repo}/workspaces', body: ['base'] }
 
 async function failure(p: Promise<unknown>): Promise<PluginFailure> {
   const e = await p.then(

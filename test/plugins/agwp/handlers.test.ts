@@ -2,6 +2,7 @@
 // against a scripted listener.
 import t from 'tap'
 import { isPluginFailure } from '../../../core/src/plugin-api.ts'
+import type { Operation } from '../../../core/src/plugin-api.ts'
 import plugin from '../../../plugins/agwp/index.ts'
 import { ctxFor, envFor, json, listen } from './_listener.ts'
 import type { Seen } from './_listener.ts'
@@ -80,7 +81,7 @@ t.test('run_update: note first, then heartbeat; the note is returned with the ru
 })
 
 t.test('file_write: base64 is checked and compacted; broken text is refused locally', async (t) => {
-  const op = { method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path', 'content', 'encoding'] } as const
+  const op: Operation = { method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path', 'content', 'encoding'] }
   await call('file_write', { workspace: 'ws-1', path: 'a.bin', content: 'AAEC\nAw==', encoding: 'base64' }, op)
   t.same(JSON.parse(l.seen[0]?.body ?? ''), { path: 'a.bin', content: 'AAECAw==', encoding: 'base64' })
   for (const args of [{ content: 'not base64!', encoding: 'base64' }, { content: 'abc' + '\ud800' }]) {
