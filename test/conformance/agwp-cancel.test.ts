@@ -88,3 +88,24 @@ t.test('refusals that make no upstream request', async (t) => {
   }
   t.equal(rec.requests.length, 0, 'not one request reached the upstream')
 })
+
+t.test('--require-lease against the real server: the run must hold a lease covering every path', async (t) => {
+  const task = await fx.task('lease gate', ['lib/**'])
+  const p = mcp(t, fx.upstream, tokenFile, ['--require-lease'])
+  const c = await client(p, '2026-07-28')
+  const run = (await c.call('task_claim', { task })).structured ?? {}
+  const runId = String(run['run_id'])
+  const ws = String((await c.call('workspace_create', { repo: 'demo', run_id: runId })).structured?.['id'])
+  const lease = String((await c.call('lease_acquire', { repo: 'demo', paths: ['lib/'], run_id: runId })).structured?.['id'])
+  const write = (path: string, extra: Record<string, unknown>) => c.call('file_write', { workspace: ws, path, content: 'x\n', ...extra })
+  t.notOk((await write('lib/a.ts', { run_id: runId, lease_id: lease })).isError, 'covered by the run\'s lease: written')
+  t.match((await write('README.md', { run_id: runId, lease_id: lease })).text, /refused by --require-lease: lease lease-\d+ does not cover 1 of the written paths, e.g. README.md/)
+  t.match((await write('lib/b.ts', { lease_id: lease })).text, /refused by --require-lease: lease lease-\d+ is held by agent:alice#run-\d+; pass the run_id/)
+  t.match((await c.call('file_move', { workspace: ws, from: 'lib/a.ts', to: 'docs/a.ts', run_id: runId, lease_id: lease })).text, /refused by --require-lease: .*does not cover 1 of the written paths, e\.g\. docs\/a\.ts/)
+  t.notOk((await c.call('run_release', { run_id: runId, outcome: 'abandoned' })).isError)
+  t.match((await write('lib/c.ts', { run_id: runId, lease_id: lease })).text, /refused by --require-lease: lease lease-\d+ is not live/, 'a released run\'s lease no longer counts')
+  const files = (await c.call('workspace_status', { workspace: ws })).structured?.['changes'] as { path: string }[]
+  t.same(files.map((f) => f.path), ['lib/a.ts'], 'only the covered write reached the workspace')
+  t.equal((await p.close()).code, 0)
+  p.assertValid(t)
+})
