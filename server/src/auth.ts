@@ -46,8 +46,8 @@ export function authenticate(store: Store, header: string | undefined, runHeader
   const m = header ? /^Bearer ([A-Za-z0-9_\-.~+/=]{10,200})$/.exec(header) : null;
   if (!m || !m[1]) throw new AgwpError('unauthenticated', 'missing or malformed bearer token');
   const h = hashToken(m[1]);
-  // Linear scan by hash: token counts are small; comparison of hashes leaks nothing useful.
-  const rec = store.all('tokens').find((t) => t.hash === h);
+  // Lookup by hash (an index kept by the store); comparing hashes leaks nothing useful.
+  const rec = store.tokenByHash(h);
   if (!rec) throw new AgwpError('unauthenticated', 'unknown token');
   if (rec.revoked) throw new AgwpError('unauthenticated', 'token revoked');
   if (Date.parse(rec.expires_at) <= Date.now()) throw new AgwpError('unauthenticated', 'token expired');

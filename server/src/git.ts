@@ -14,9 +14,10 @@ const BASE_ENV: NodeJS.ProcessEnv = {
   GIT_OPTIONAL_LOCKS: '0',
 };
 
-// Objects and refs written by the server are fsync'd by git itself, so an acknowledged
-// proposal commit survives a crash just like the journal entry that points at it.
-const CONFIG_ARGS = ['-c', 'core.fsync=committed,index', '-c', 'core.fsyncMethod=fsync', '-c', 'core.quotepath=false'];
+// Objects and refs written by git for the server are fsync'd by git itself (refs too:
+// 'committed' covers objects only), so an acknowledged proposal or integration survives
+// a crash just like the journal entry that points at it.
+const CONFIG_ARGS = ['-c', 'core.fsync=committed,index,reference', '-c', 'core.fsyncMethod=fsync', '-c', 'core.quotepath=false'];
 
 export interface GitResult {
   code: number;
@@ -34,7 +35,12 @@ export interface GitOptions {
   maxStdout?: number;
 }
 
+/** git processes started, by subcommand (for tests and profiling). */
+export const gitSpawns = new Map<string, number>();
+const counted = (cmd: string): void => void gitSpawns.set(cmd, (gitSpawns.get(cmd) ?? 0) + 1);
+
 export function git(gitDir: string, args: string[], opts: GitOptions = {}): Promise<GitResult> {
+  counted(args[0] ?? '');
   return new Promise((resolve, reject) => {
     const child = spawn('git', [...CONFIG_ARGS, '--git-dir', gitDir, ...args], {
       env: { ...BASE_ENV, ...(opts.env ?? {}) },
@@ -136,6 +142,7 @@ export class CatFile {
 
   private ensure(): ChildProcessWithoutNullStreams {
     if (this.child) return this.child;
+    counted('cat-file --batch');
     const child = spawn('git', [...CONFIG_ARGS, '--git-dir', this.gitDir, 'cat-file', '--batch'], { env: BASE_ENV, stdio: ['pipe', 'pipe', 'pipe'] });
     child.stdout.on('data', (d: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;

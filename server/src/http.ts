@@ -12,6 +12,7 @@ import { Store } from './store.ts';
 import { RepoRegistry } from './repos.ts';
 import { KeyedMutex } from './mutex.ts';
 import { GitError } from './git.ts';
+import { reconcileIntents } from './intents.ts';
 
 export const PREFIX = '/agwp/v1';
 
@@ -43,6 +44,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     limits: { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) },
     tmpDir: path.join(opts.dataDir, 'tmp'),
   };
+  // Settle ref updates a crash interrupted before anything can observe the state.
+  await reconcileIntents(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')));
   const router = new Router();
   registerRoutes(router);
   registerAdminRoutes(router);

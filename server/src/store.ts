@@ -6,14 +6,24 @@ import { COLLECTIONS, type CollectionName, type Collections } from './types.ts';
 // directory fsync) plus an append-only journal (journal.log, one JSON line per commit,
 // fsync'd before the commit is acknowledged). Replay applies the journal over the
 // snapshot; a torn last line (kill -9 mid-write) was never acknowledged and is dropped.
-// Every op is a full "put" of a record (or a delete), so replaying a journal over a
-// snapshot that already contains its effects is harmless.
+// An op is a full "put" of a record (or a delete), or a "set" of one field at a path
+// inside a record (or its removal) -- e.g. one path of a workspace's overlay, so a file
+// write journals that path and not the whole workspace. Both are idempotent, so
+// replaying a journal over a snapshot that already contains its effects is harmless.
 //
 // Commits are synchronous on purpose: a check-then-commit sequence with no `await` in
 // between can never interleave with another request (Node runs it to completion), which
 // is what makes "20 simultaneous claims -> exactly one run" hold.
 
-export type Op = { [C in CollectionName]: { c: C; k: string; v: Collections[C] | null } }[CollectionName];
+export type PutOp = { [C in CollectionName]: { c: C; k: string; v: Collections[C] | null } }[CollectionName];
+/** Set the field at path `at` inside record k to v; without v (undefined), remove it. No-op if k is absent. */
+export interface SetOp {
+  c: CollectionName;
+  k: string;
+  at: string[];
+  v?: unknown;
+}
+export type Op = PutOp | SetOp;
 
 type Tables = { [C in CollectionName]: Map<string, Collections[C]> };
 
@@ -24,6 +34,8 @@ export class Store {
   private tables: Tables;
   private fd: number | undefined;
   private journalBytes = 0;
+  /** token hash -> token id, kept in step with the tokens table by apply() */
+  private tokenIds = new Map<string, string>();
 
   private constructor(dir: string) {
     this.dir = dir;
@@ -55,6 +67,10 @@ export class Store {
     return [...this.tables[c].values()];
   }
 
+  entries<C extends CollectionName>(c: C): [string, Collections[C]][] {
+    return [...this.tables[c].entries()];
+  }
+
   /** Next value of a named counter, as an op to commit with the record that uses it. */
   nextId(name: string, prefix: string): { id: string; op: Op } {
     const n = (this.tables.counters.get(name) ?? 0) + 1;
@@ -83,8 +99,33 @@ export class Store {
     this.fd = undefined;
   }
 
+  /** The token whose secret hashes to h (a map lookup, not a scan). */
+  tokenByHash(h: string): Collections['tokens'] | undefined {
+    const id = this.tokenIds.get(h);
+    return id === undefined ? undefined : this.tables.tokens.get(id);
+  }
+
   private apply(op: Op): void {
+    if (op.c === 'tokens') {
+      const old = this.tables.tokens.get(op.k);
+      if (old && this.tokenIds.get(old.hash) === op.k) this.tokenIds.delete(old.hash);
+      this.applyRaw(op);
+      const now = this.tables.tokens.get(op.k);
+      if (now) this.tokenIds.set(now.hash, op.k);
+      return;
+    }
+    this.applyRaw(op);
+  }
+
+  private applyRaw(op: Op): void {
     const t = this.tables[op.c] as Map<string, unknown>;
+    if ('at' in op) {
+      const rec = t.get(op.k);
+      if (rec === undefined || !Array.isArray(op.at) || op.at.length === 0) return;
+      // Copy-on-write: records handed out earlier are never mutated under their holders.
+      t.set(op.k, setIn(rec, op.at, 0, op.v));
+      return;
+    }
     if (op.v === null) t.delete(op.k);
     else t.set(op.k, op.v);
   }
@@ -94,8 +135,7 @@ export class Store {
       const snap = JSON.parse(fs.readFileSync(this.snapshotPath, 'utf8')) as Record<string, Record<string, unknown>>;
       for (const c of COLLECTIONS) {
         const rows = snap[c] ?? {};
-        const t = this.tables[c] as Map<string, unknown>;
-        for (const [k, v] of Object.entries(rows)) t.set(k, v);
+        for (const [k, v] of Object.entries(rows)) this.apply({ c, k, v } as Op);
       }
     }
     if (fs.existsSync(this.journalPath)) {
@@ -139,6 +179,20 @@ export class Store {
   }
 }
 
+function setIn(obj: unknown, at: string[], i: number, v: unknown): unknown {
+  const copy: Record<string, unknown> = obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? { ...(obj as Record<string, unknown>) } : {};
+  const key = at[i] as string;
+  if (i === at.length - 1) {
+    if (v === undefined) delete copy[key];
+    // defineProperty: a key such as "__proto__" (a file of that name) stays a plain field
+    else Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true });
+    return copy;
+  }
+  const child = Object.hasOwn(copy, key) ? copy[key] : undefined;
+  Object.defineProperty(copy, key, { value: setIn(child, at, i + 1, v), enumerable: true, writable: true, configurable: true });
+  return copy;
+}
+
 export function fsyncDir(dir: string): void {
   try {
     const fd = fs.openSync(dir, 'r');
@@ -163,5 +217,6 @@ function emptyTables(): Tables {
     runs: new Map(),
     leases: new Map(),
     counters: new Map(),
+    intents: new Map(),
   };
 }

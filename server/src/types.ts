@@ -154,6 +154,23 @@ export interface LeaseRec {
   released: boolean;
 }
 
+/**
+ * A ref update that is about to happen, journaled (fsync'd) before the compare-and-swap
+ * `update-ref` so a crash between the ref moving and the record of it is repaired at
+ * start-up: if the ref holds `next` (or, with accept 'contains', a descendant of it) the
+ * recorded ops are applied, otherwise the intent is dropped. Keyed by `<repo>:<ref>`.
+ */
+export interface IntentRec {
+  repo: string;
+  ref: string;
+  expected: string | null;
+  next: string;
+  accept: 'exact' | 'contains';
+  /** store ops (see store.ts Op) that record the update once it is known to have happened */
+  ops: unknown[];
+  created_at: string;
+}
+
 export interface Collections {
   tokens: TokenRec;
   repos: RepoMeta;
@@ -164,6 +181,7 @@ export interface Collections {
   runs: RunRec;
   leases: LeaseRec;
   counters: number;
+  intents: IntentRec;
 }
 export type CollectionName = keyof Collections;
-export const COLLECTIONS: readonly CollectionName[] = ['tokens', 'repos', 'workspaces', 'proposals', 'reviews', 'tasks', 'runs', 'leases', 'counters'];
+export const COLLECTIONS: readonly CollectionName[] = ['tokens', 'repos', 'workspaces', 'proposals', 'reviews', 'tasks', 'runs', 'leases', 'counters', 'intents'];

@@ -2,6 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { buildSync } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { makeSourceRepo, tmpdir, sh } from './helpers.ts';
 
@@ -9,14 +10,13 @@ import { makeSourceRepo, tmpdir, sh } from './helpers.ts';
 // the same data directory, and check every acknowledged write is there and whole.
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(repoRoot, 'dist/ag-server.mjs');
+let bin = path.join(repoRoot, 'dist/ag-server.mjs');
 
-function ensureBundle(): void {
-  const newest = (dir: string): number => Math.max(0, ...fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => fs.statSync(path.join(d.parentPath, d.name)).mtimeMs));
-  const stale = !fs.existsSync(bin) || fs.statSync(bin).mtimeMs < Math.max(newest(path.join(repoRoot, 'server/src')), fs.statSync(path.join(repoRoot, 'bin/ag-server.ts')).mtimeMs);
-  if (stale) {
-    execFileSync(process.execPath, [path.join(repoRoot, 'node_modules/esbuild/bin/esbuild'), 'bin/ag-server.ts', '--bundle', '--platform=node', '--format=esm', '--target=node20', `--outfile=${bin}`, "--banner:js=import{createRequire as __cr}from'module';const require=__cr(import.meta.url);", '--log-level=warning'], { cwd: repoRoot });
-  }
+// The real binary, bundled from the current sources into the test's own directory (so a
+// stale or differently-bannered dist/ never decides the outcome).
+function bundle(dir: string): void {
+  bin = path.join(dir, 'ag-server.mjs');
+  buildSync({ entryPoints: [path.join(repoRoot, 'bin/ag-server.ts')], outfile: bin, bundle: true, platform: 'node', format: 'esm', target: 'node20', banner: { js: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);" }, logLevel: 'warning' });
 }
 
 const cli = (...args: string[]): string => execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
@@ -37,9 +37,9 @@ function serve(data: string): Promise<{ child: ChildProcess; url: string }> {
 }
 
 t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
-  ensureBundle();
   const root = tmpdir('crash');
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  bundle(root);
   const src = makeSourceRepo(root, 2);
   const data = path.join(root, 'data');
   cli('init', data);
@@ -52,6 +52,12 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
   t.notOk(printed.includes(token), 'mint prints nothing secret');
   t.match(token, /^agwp_/);
   cli('role', 'set', '--repo', 'demo', '--principal', 'agent:alice', '--role', 'contributor', '--data', data);
+  // A human maintainer integrates alice's proposals during the burst (no review needed).
+  const monaFile = path.join(root, 'mona.tok');
+  cli('token', 'mint', '--principal', 'human:mona', '--scopes', 'read,integrate', '--repos', 'demo', '--ttl', '1h', '--out', monaFile, '--data', data);
+  const mona = fs.readFileSync(monaFile, 'utf8').trim();
+  cli('role', 'set', '--repo', 'demo', '--principal', 'human:mona', '--role', 'maintainer', '--data', data);
+  cli('policy', 'set', '--repo', 'demo', '--required-approvals', '0', '--data', data);
   const taskIds: string[] = [cli('task', 'add', '--repo', 'demo', '--title', 't-cli', '--data', data).trim()];
   t.match(taskIds[0], /^task-[0-9]+$/);
 
@@ -64,13 +70,13 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
     const r = await fetch(`${first.url}/admin/repos/demo/tasks`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ title: `t${i}` }) });
     taskIds.push(((await r.json()) as { id: string }).id);
   }
-  const call = async (url: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> => {
-    const r = await fetch(url + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const call = async (url: string, method: string, p: string, body?: unknown, as = token): Promise<{ status: number; body: any }> => {
+    const r = await fetch(url + p, { method, headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     return { status: r.status, body: await r.json() };
   };
   const ws = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id as string;
 
-  const acked = { claims: new Map<string, string>(), writes: new Map<string, string>(), proposals: new Map<string, string>() };
+  const acked = { claims: new Map<string, string>(), writes: new Map<string, string>(), proposals: new Map<string, string>(), integrations: new Map<string, string>() };
   let killed = false;
   const worker = async (kind: number): Promise<void> => {
     for (let i = 0; !killed && i < 1000; i++) {
@@ -84,28 +90,38 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
           const p = `burst/f${i}.txt`;
           const r = await call(first.url, 'PUT', `/workspaces/${ws}/files`, { path: p, content: `content ${i}\n` });
           if (r.status === 200) acked.writes.set(p, r.body.blob);
-        } else {
+        } else if (kind === 2) {
           const w = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id;
           await call(first.url, 'PUT', `/workspaces/${w}/files`, { path: `p${i}.txt`, content: `${i}\n` });
           const r = await call(first.url, 'POST', `/workspaces/${w}/proposals`, { title: `p${i}` });
           if (r.status === 201) acked.proposals.set(r.body.id, r.body.head);
+        } else {
+          // propose, then integrate (merge strategy: the proposal head becomes reachable
+          // from main exactly when the integration happened)
+          const w = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id;
+          await call(first.url, 'PUT', `/workspaces/${w}/files`, { path: `int/i${kind}-${i}.txt`, content: `${i}\n` });
+          const pr = await call(first.url, 'POST', `/workspaces/${w}/proposals`, { title: `i${kind}-${i}` });
+          if (pr.status !== 201) continue;
+          acked.proposals.set(pr.body.id, pr.body.head);
+          const r = await call(first.url, 'POST', `/proposals/${pr.body.id}/integrate`, { strategy: 'merge' }, mona);
+          if (r.status === 200) acked.integrations.set(pr.body.id, r.body.commit);
         }
       } catch {
         return; // connection died with the server
       }
     }
   };
-  const workers = [0, 1, 1, 2, 2].map(worker);
+  const workers = [0, 1, 1, 2, 2, 3, 4].map(worker);
   // Let the burst run until each kind of write has been acknowledged a few times (bounded
   // wait: the machine may be busy), then kill without warning while requests are in flight.
   const started = Date.now();
-  while (Date.now() - started < 15_000 && !(acked.claims.size >= 5 && acked.writes.size >= 5 && acked.proposals.size >= 3)) await new Promise((r) => setTimeout(r, 20));
+  while (Date.now() - started < 15_000 && !(acked.claims.size >= 5 && acked.writes.size >= 5 && acked.proposals.size >= 3 && acked.integrations.size >= 3)) await new Promise((r) => setTimeout(r, 20));
   killed = true;
   const exited = new Promise((r) => first.child.once('exit', r));
   first.child.kill('SIGKILL');
   await Promise.all(workers);
   await exited;
-  t.ok(acked.claims.size > 0 && acked.writes.size > 0 && acked.proposals.size > 0, `burst acknowledged writes (${acked.claims.size} claims, ${acked.writes.size} writes, ${acked.proposals.size} proposals)`);
+  t.ok(acked.claims.size > 0 && acked.writes.size > 0 && acked.proposals.size > 0 && acked.integrations.size > 0, `burst acknowledged writes (${acked.claims.size} claims, ${acked.writes.size} writes, ${acked.proposals.size} proposals, ${acked.integrations.size} integrations)`);
 
   const second = await serve(data);
   t.teardown(() => void second.child.kill('SIGKILL'));
@@ -132,6 +148,37 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
   // Nothing half-written: every recorded proposal's commit exists and every run a task points to exists.
   const all = (await call(second.url, 'GET', '/repos/demo/proposals?limit=500')).body.proposals as { id: string; head: string }[];
   for (const p of all) t.equal(sh(bare, 'cat-file', '-t', p.head).trim(), 'commit', `${p.id} head is a commit`);
+  // Integrations are crash-consistent: the store and the branch agree on every proposal.
+  for (const [id, commit] of acked.integrations) {
+    const r = await call(second.url, 'GET', `/proposals/${id}`);
+    t.same([r.body.state, r.body.integrated?.commit], ['integrated', commit], `integration of ${id} survived`);
+  }
+  const onMain = (c: string): boolean => {
+    try {
+      sh(bare, 'merge-base', '--is-ancestor', c, 'refs/heads/main');
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const inconsistent: string[] = [];
+  for (const p of all) {
+    const full = (await call(second.url, 'GET', `/proposals/${p.id}`)).body;
+    if (full.state === 'integrated' && !onMain(full.integrated.commit)) inconsistent.push(`${p.id} integrated but ${full.integrated.commit} is not on main`);
+    if (full.state === 'open' && onMain(full.head)) inconsistent.push(`${p.id} open but its head is on main`);
+  }
+  // Every integration commit on main's first-parent chain is recorded on its proposal.
+  const firstParent = sh(bare, 'log', '--first-parent', '--format=%H %s', 'refs/heads/main').trim().split('\n');
+  let merges = 0;
+  for (const line of firstParent) {
+    const m = /^([0-9a-f]{40}) Integrate (pr-[0-9]+):/.exec(line);
+    if (!m) continue;
+    merges++;
+    const full = (await call(second.url, 'GET', `/proposals/${m[2]}`)).body;
+    if (full.state !== 'integrated' || full.integrated.commit !== m[1]) inconsistent.push(`${m[2]} merged as ${m[1]} but recorded ${full.state} ${full.integrated?.commit ?? ''}`);
+  }
+  t.same(inconsistent, [], `store and branch agree after the crash (${merges} integration merges on main)`);
+  t.same((await call(second.url, 'GET', '/repos/demo/proposals?limit=500&state=integrated')).body.proposals.length >= acked.integrations.size, true);
   const tasks = (await call(second.url, 'GET', '/repos/demo/tasks?limit=500')).body.tasks as { id: string; run_id?: string }[];
   for (const task of tasks.filter((x) => x.run_id)) t.equal((await call(second.url, 'GET', `/runs/${task.run_id}`)).status, 200);
   t.equal(sh(bare, 'fsck', '--connectivity-only', '--no-progress', '--no-dangling').trim(), '', 'repository is intact');
