@@ -3,6 +3,9 @@ import type { Ctx } from './context.ts';
 import { authorize, policyOf, roleAtLeast, roleOf, type Caller } from './auth.ts';
 import { conflict, forbidden, invalid, notFound } from './errors.ts';
 import { git } from './git.ts';
+import { casWithIntent } from './intents.ts';
+import { formatCommit, type RawObject } from './objects.ts';
+import type { Op } from './store.ts';
 import { diff, mergeability, mergeTree } from './gitread.ts';
 import { checkBranch } from './paths.ts';
 import type { Repo } from './repos.ts';
@@ -21,11 +24,11 @@ function emailOf(principal: string): string {
 }
 
 async function commitWorkspace(ctx: Ctx, repo: Repo, ws: WorkspaceRec, actor: string, principal: string, message: string): Promise<string> {
-  const tree = await buildTree(ctx, repo, ws);
-  const args = ['commit-tree', tree];
-  if (ws.base) args.push('-p', ws.base);
-  const env = { GIT_AUTHOR_NAME: actor, GIT_AUTHOR_EMAIL: emailOf(principal), GIT_COMMITTER_NAME: actor, GIT_COMMITTER_EMAIL: emailOf(principal) };
-  return (await git(repo.gitDir, args, { env, input: message })).stdout.toString('utf8').trim();
+  // The commit object is written in-process (objects.ts) in the same batch as the trees:
+  // author and committer come from the principal, never from a git configuration.
+  const who = { name: actor, email: emailOf(principal) };
+  const commit = (tree: string): RawObject => ({ type: 'commit', body: formatCommit({ tree, parents: ws.base ? [ws.base] : [], author: who, committer: who, message }) });
+  return (await buildTree(ctx, repo, ws, commit)).extra as string;
 }
 
 function messageFor(p: { id: string; title: string; description: string; task?: string | undefined }, caller: Caller): string {
@@ -61,7 +64,6 @@ export async function createProposal(ctx: Ctx, caller: Caller, wsId: string, bod
     ctx.store.commit([op]);
     const description = body.description ?? '';
     const head = await commitWorkspace(ctx, repo, ws, caller.actor, caller.principal, messageFor({ id, title: body.title, description, task: body.task }, caller));
-    if (!(await repo.casRef(refOf(id), head, null))) throw conflict('proposal ref already exists', { ref: refOf(id) });
     const now = nowIso();
     const p: ProposalRec = {
       id,
@@ -81,9 +83,12 @@ export async function createProposal(ctx: Ctx, caller: Caller, wsId: string, bod
       updated_at: now,
     };
     if (body.task !== undefined) p.task = body.task;
-    // Re-read the workspace: writes may have landed while the commit was built.
-    const wsNow = ctx.store.get('workspaces', ws.id) ?? ws;
-    ctx.store.commit([{ c: 'proposals', k: id, v: p }, { c: 'workspaces', k: ws.id, v: { ...wsNow, proposals: [...wsNow.proposals, id] } }]);
+    const record = (): Op[] => {
+      // Re-read the workspace: writes may have landed while the commit was built.
+      const wsNow = ctx.store.get('workspaces', ws.id) ?? ws;
+      return [{ c: 'proposals', k: id, v: p }, { c: 'workspaces', k: ws.id, at: ['proposals'], v: wsNow.proposals.includes(id) ? wsNow.proposals : [...wsNow.proposals, id] }];
+    };
+    if (!(await casWithIntent(ctx, repo, refOf(id), head, null, 'exact', record))) throw conflict('proposal ref already exists', { ref: refOf(id) });
     return p;
   }
 }
@@ -105,13 +110,16 @@ export async function reviseProposal(ctx: Ctx, caller: Caller, id: string, body:
     const p = ctx.store.get('proposals', id) as ProposalRec;
     if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state });
     const head = await commitWorkspace(ctx, repo, ws, caller.actor, caller.principal, messageFor({ id, title: p.title, description: p.description, task: p.task }, caller));
-    if (!(await repo.casRef(refOf(id), head, p.head))) throw conflict('proposal head moved', { ref: refOf(id) });
     const now = nowIso();
     const rev = { number: p.revisions.length + 1, head, base: ws.base, workspace: ws.id, by: caller.actor, created_at: now, ...(body.note !== undefined ? { note: body.note } : {}) };
     const next: ProposalRec = { ...p, head, base: ws.base, workspace: ws.id, revisions: [...p.revisions, rev], updated_at: now };
-    const wsNext = ws.proposals.includes(id) ? ws : { ...ws, proposals: [...ws.proposals, id] };
-    ctx.store.commit([{ c: 'proposals', k: id, v: next }, { c: 'workspaces', k: ws.id, v: wsNext }]);
-    return next;
+    const record = (): Op[] => {
+      const at = (field: keyof ProposalRec, v: unknown): Op => ({ c: 'proposals', k: id, at: [field], v });
+      const wsNow = ctx.store.get('workspaces', ws.id) ?? ws;
+      return [at('head', head), at('base', ws.base), at('workspace', ws.id), at('revisions', next.revisions), at('updated_at', now), { c: 'workspaces', k: ws.id, at: ['proposals'], v: wsNow.proposals.includes(id) ? wsNow.proposals : [...wsNow.proposals, id] }];
+    };
+    if (!(await casWithIntent(ctx, repo, refOf(id), head, p.head, 'exact', record))) throw conflict('proposal head moved', { ref: refOf(id) });
+    return ctx.store.get('proposals', id) ?? next;
   });
 }
 
@@ -173,7 +181,11 @@ export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string,
   else if (targetHead === null) merge = { mergeability: p.base === null ? 'fast_forward' : 'target_missing', conflicts: [] };
   else {
     const key = `${targetHead}:${p.head}`;
-    merge = repo.cachedMerge(key) ?? (await mergeability(repo, targetHead, p.head));
+    // A proposal head is a commit whose only parent is p.base: on an unmoved target it
+    // fast-forwards, no git call needed.
+    if (targetHead === p.head) merge = { mergeability: 'up_to_date', conflicts: [] };
+    else if (targetHead === p.base) merge = { mergeability: 'fast_forward', conflicts: [] };
+    else merge = repo.cachedMerge(key) ?? (await mergeability(repo, targetHead, p.head));
     repo.rememberMerge(key, { mergeability: merge.mergeability as 'clean', conflicts: merge.conflicts });
   }
 
@@ -286,11 +298,18 @@ export async function integrate(ctx: Ctx, caller: Caller, id: string, body: { st
         next = (await git(repo.gitDir, ['commit-tree', m.tree, '-p', T, '-p', p.head], { env, input: `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n` })).stdout.toString('utf8').trim();
       }
     }
-    // Compare-and-swap: if anything moved the branch since we read T, nobody wins silently.
-    if (!(await repo.casRef(`refs/heads/${p.target}`, next, T))) throw conflict('target branch moved during integration', { target: p.target });
     const used = T === null || next === p.head ? 'fast_forward' : strategy;
     const now = nowIso();
-    ctx.store.commit([{ c: 'proposals', k: id, v: { ...p, state: 'integrated', integrated: { commit: next, strategy: used, by: caller.actor, at: now }, updated_at: now } }]);
+    const integrated = { commit: next, strategy: used, by: caller.actor, at: now };
+    const record = (): Op[] => [
+      { c: 'proposals', k: id, at: ['state'], v: 'integrated' },
+      { c: 'proposals', k: id, at: ['integrated'], v: integrated },
+      { c: 'proposals', k: id, at: ['updated_at'], v: now },
+    ];
+    // Compare-and-swap under a journaled intent: if anything moved the branch since we
+    // read T, nobody wins silently; if the server dies after the ref moved, start-up
+    // completes the record (intents.ts).
+    if (!(await casWithIntent(ctx, repo, `refs/heads/${p.target}`, next, T, 'contains', record))) throw conflict('target branch moved during integration', { target: p.target });
     return { proposal: id, target: p.target, commit: next, previous_target_head: T, strategy: used };
   });
 }

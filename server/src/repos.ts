@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CatFile, git, gitText } from './git.ts';
+import { isTreeMode, parseTree, type TreeItem } from './objects.ts';
 import { notFound, invalid } from './errors.ts';
 import { checkRef } from './paths.ts';
 
@@ -9,6 +10,9 @@ import { checkRef } from './paths.ts';
 export class Repo {
   readonly cat: CatFile;
   private mergeCache = new Map<string, { mergeability: Mergeability; conflicts: string[] }>();
+  // Parsed trees and commit -> root tree, by object id (immutable, so never stale).
+  private trees = new Map<string, Map<string, TreeItem>>();
+  private commitTrees = new Map<string, string>();
   constructor(
     readonly name: string,
     readonly gitDir: string,
@@ -47,6 +51,63 @@ export class Repo {
   async casRef(ref: string, next: string, expected: string | null, env: Record<string, string> = {}): Promise<boolean> {
     const r = await git(this.gitDir, ['update-ref', ref, next, expected ?? '0'.repeat(40)], { okCodes: [1, 128], env });
     return r.code === 0;
+  }
+
+  /** Current value of a full ref name, or null if it does not exist. */
+  async refValue(ref: string): Promise<string | null> {
+    const r = await git(this.gitDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { okCodes: [1, 128] });
+    const v = r.stdout.toString('utf8').trim();
+    return r.code === 0 && /^[0-9a-f]{40}$/.test(v) ? v : null;
+  }
+
+  /** Is `ancestor` reachable from `descendant` (or equal to it)? */
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    const r = await git(this.gitDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1, 128] });
+    return r.code === 0;
+  }
+
+  /** Root tree id of a commit. */
+  async commitTree(commit: string): Promise<string> {
+    const hit = this.commitTrees.get(commit);
+    if (hit) return hit;
+    const o = await this.cat.get(commit);
+    if (!o || o.type !== 'commit') throw new Error(`not a commit: ${commit}`);
+    const m = /^tree ([0-9a-f]{40})\n/.exec(o.data.toString('latin1', 0, 46));
+    if (!m?.[1]) throw new Error(`malformed commit ${commit}`);
+    if (this.commitTrees.size > 10_000) this.commitTrees.clear();
+    this.commitTrees.set(commit, m[1]);
+    return m[1];
+  }
+
+  /** Entries of a tree object by name (parsed once, then cached). */
+  async treeItems(oid: string): Promise<Map<string, TreeItem>> {
+    const hit = this.trees.get(oid);
+    if (hit) {
+      // refresh its place: the map's insertion order is the eviction order
+      this.trees.delete(oid);
+      this.trees.set(oid, hit);
+      return hit;
+    }
+    const o = await this.cat.get(oid);
+    if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`);
+    const items = new Map(parseTree(o.data).map((it) => [it.name, it]));
+    if (this.trees.size >= 4096) this.trees.delete(this.trees.keys().next().value as string);
+    this.trees.set(oid, items);
+    return items;
+  }
+
+  /** The tree entry at a path of a commit ('' is not a path), or null. */
+  async entryAt(commit: string, p: string): Promise<TreeItem | null> {
+    let tree = await this.commitTree(commit);
+    const segs = p.split('/');
+    for (let i = 0; i < segs.length; i++) {
+      const it = (await this.treeItems(tree)).get(segs[i] as string);
+      if (!it) return null;
+      if (i === segs.length - 1) return it;
+      if (!isTreeMode(it.mode)) return null;
+      tree = it.oid;
+    }
+    return null;
   }
 
   cachedMerge(key: string): { mergeability: Mergeability; conflicts: string[] } | undefined {

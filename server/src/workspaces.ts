@@ -1,12 +1,11 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import crypto from 'node:crypto';
 import type { Ctx } from './context.ts';
 import type { Caller } from './auth.ts';
 import { authorize } from './auth.ts';
 import { conflict, forbidden, invalid, notFound } from './errors.ts';
-import { git } from './git.ts';
-import { listDir, encodeContent, diff, type TreeEntry } from './gitread.ts';
+import { listDir, encodeContent, diff, EMPTY_TREE, type TreeEntry } from './gitread.ts';
+import { hashObject, isTreeMode, writeObject, writeObjects, serializeTree, type RawObject, type TreeItem } from './objects.ts';
+import type { Op } from './store.ts';
 import { ancestors, checkPath } from './paths.ts';
 import type { Repo } from './repos.ts';
 import type { OverlayEntry, WorkspaceRec } from './types.ts';
@@ -72,17 +71,30 @@ async function lookup(repo: Repo, ws: WorkspaceRec, p: string): Promise<{ kind: 
   const prefix = p + '/';
   const overlayChild = Object.entries(ws.changes).some(([k, e]) => e !== null && k.startsWith(prefix));
   if (ws.base === null) return overlayChild ? { kind: 'dir' } : null;
-  const o = await repo.cat.get(`${ws.base}:${p}`);
-  if (!o) return overlayChild ? { kind: 'dir' } : null;
-  if (o.type === 'tree') {
+  // Base trees are read through the repository's parsed-tree cache: no git process.
+  const it = await repo.entryAt(ws.base, p);
+  if (!it) return overlayChild ? { kind: 'dir' } : null;
+  if (isTreeMode(it.mode)) {
     if (overlayChild) return { kind: 'dir' };
     // A base directory whose every file was deleted in the overlay no longer exists.
-    const entries = await listDir(repo, ws.base, p);
-    const live = await liveChildren(repo, ws, p, entries ?? []);
-    return live.length ? { kind: 'dir' } : null;
+    return (await baseDirLive(repo, ws, it.oid, prefix)) ? { kind: 'dir' } : null;
   }
-  // Deleting a parent directory's files one by one never hides a file itself.
-  return { kind: 'file', blob: o.oid, mode: '100644' };
+  // Deleting a parent directory's files one by one never hides a file itself. The mode
+  // is the base entry's: an executable stays executable, a symlink stays a symlink.
+  return { kind: 'file', blob: it.oid, mode: it.mode };
+}
+
+/** Does a base directory (tree `oid` at `prefix`) keep a file the overlay did not delete? */
+async function baseDirLive(repo: Repo, ws: WorkspaceRec, oid: string, prefix: string): Promise<boolean> {
+  const deleted = Object.entries(ws.changes).some(([k, e]) => e === null && k.startsWith(prefix));
+  if (!deleted) return true; // git never stores an empty tree below the root
+  for (const it of (await repo.treeItems(oid)).values()) {
+    const p = prefix + it.name;
+    if (isTreeMode(it.mode)) {
+      if (await baseDirLive(repo, ws, it.oid, p + '/')) return true;
+    } else if (!(Object.hasOwn(ws.changes, p) && ws.changes[p] === null)) return true;
+  }
+  return false;
 }
 
 async function liveChildren(repo: Repo, ws: WorkspaceRec, dir: string, base: TreeEntry[]): Promise<TreeEntry[]> {
@@ -153,33 +165,40 @@ export async function writeFile(ctx: Ctx, caller: Caller, id: string, body: { pa
   const data = body.encoding === 'base64' ? Buffer.from(body.content, 'base64') : Buffer.from(body.content, 'utf8');
   if (body.encoding === 'base64' && data.toString('base64').replace(/=+$/, '') !== body.content.replace(/=+$/, '').replace(/\s+/g, '')) throw invalid('content is not valid base64', { field: 'content' });
   const repo = ctx.repos.get(ws0.repo);
-  // Blob writing happens outside the lock (content-addressed, idempotent); the check and
-  // the overlay update happen under it so if_match is a true compare-and-swap.
-  const blob = (await git(repo.gitDir, ['hash-object', '-w', '--stdin'], { input: data })).stdout.toString('utf8').trim();
+  // Blob writing happens outside the lock (content-addressed, idempotent, in-process: no
+  // git process); the check and the overlay update happen under it so if_match is a true
+  // compare-and-swap.
+  const blob = await writeObject(repo.gitDir, 'blob', data);
   return ctx.mutex.run(`ws:${id}`, async () => {
     const ws = getWorkspace(ctx, caller, id, true);
     const cur = await lookup(repo, ws, p);
     if (cur?.kind === 'dir') throw conflict(`'${p}' is a directory`, { path: p });
     checkIfMatch(cur, body.if_match, p);
     await checkPlaceable(repo, ws, p);
+    // Overwriting keeps the file's mode (100755, 120000); a new file is 100644.
     const mode = cur?.kind === 'file' ? cur.mode : '100644';
-    const next = touch(ws, { [p]: { blob, mode, size: data.length } });
-    ctx.store.commit([{ c: 'workspaces', k: id, v: next }]);
+    ctx.store.commit(changeOps(id, { [p]: { blob, mode, size: data.length } }));
     return { workspace: id, path: p, blob, size: data.length, created: cur === null };
   });
 }
 
-function touch(ws: WorkspaceRec, changes: Record<string, OverlayEntry | null>): WorkspaceRec {
-  return { ...ws, changes: { ...ws.changes, ...changes }, updated_at: nowIso() };
+/**
+ * Journal only what changed: one op per overlay path (undefined = drop the path from the
+ * overlay, null = a deletion of a base path) plus the new updated_at.
+ */
+function changeOps(id: string, changes: Record<string, OverlayEntry | null | undefined>): Op[] {
+  const ops: Op[] = Object.entries(changes).map(([p, e]) => (e === undefined ? { c: 'workspaces', k: id, at: ['changes', p] } : { c: 'workspaces', k: id, at: ['changes', p], v: e }));
+  ops.push({ c: 'workspaces', k: id, at: ['updated_at'], v: nowIso() });
+  return ops;
 }
 
 /** Record the removal of p: drop an overlay-only file, or mark a base file deleted. */
-async function removal(repo: Repo, ws: WorkspaceRec, p: string): Promise<Record<string, OverlayEntry | null>> {
-  const inBase = ws.base !== null && (await repo.cat.get(`${ws.base}:${p}`)) !== null;
-  return { [p]: inBase ? null : undefined } as Record<string, OverlayEntry | null>;
+async function removal(repo: Repo, ws: WorkspaceRec, p: string): Promise<Record<string, OverlayEntry | null | undefined>> {
+  const inBase = ws.base !== null && (await repo.entryAt(ws.base, p)) !== null;
+  return { [p]: inBase ? null : undefined };
 }
 
-function applyRemoval(ws: WorkspaceRec, rem: Record<string, OverlayEntry | null>): WorkspaceRec {
+function applyRemoval(ws: WorkspaceRec, rem: Record<string, OverlayEntry | null | undefined>): WorkspaceRec {
   const changes = { ...ws.changes };
   for (const [k, v] of Object.entries(rem)) {
     if (v === undefined) delete changes[k];
@@ -198,7 +217,7 @@ export async function deleteFile(ctx: Ctx, caller: Caller, id: string, rawPath: 
     if (cur.kind === 'dir') throw invalid(`'${p}' is a directory; delete its files`, { path: p });
     if (ifMatch !== undefined && !/^([0-9a-f]{40}|absent)$/.test(ifMatch)) throw invalid('if_match must be a blob id', { field: 'if_match' });
     checkIfMatch(cur, ifMatch, p);
-    ctx.store.commit([{ c: 'workspaces', k: id, v: applyRemoval(ws, await removal(repo, ws, p)) }]);
+    ctx.store.commit(changeOps(id, await removal(repo, ws, p)));
     return { workspace: id, path: p, deleted: true };
   });
 }
@@ -216,11 +235,10 @@ export async function moveFile(ctx: Ctx, caller: Caller, id: string, body: { fro
     const dst = await lookup(repo, ws, to);
     if (dst?.kind === 'dir') throw conflict(`'${to}' is a directory`, { path: to });
     if (dst && !body.overwrite) throw conflict(`'${to}' exists (pass overwrite: true)`, { path: to });
-    const afterRemoval = applyRemoval(ws, await removal(repo, ws, from));
-    await checkPlaceable(repo, afterRemoval, to);
+    const rem = await removal(repo, ws, from);
+    await checkPlaceable(repo, applyRemoval(ws, rem), to);
     const o = await repo.cat.get(src.blob);
-    const next = touch(afterRemoval, { [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } });
-    ctx.store.commit([{ c: 'workspaces', k: id, v: next }]);
+    ctx.store.commit(changeOps(id, { ...rem, [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } }));
     return { workspace: id, from, to, blob: src.blob };
   });
 }
@@ -232,35 +250,77 @@ export function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Record<s
   return viewWorkspace(next);
 }
 
-// Tree ids are cached per (workspace, updated_at): a propose right after a diff reuses it.
+// Tree ids are cached by the exact overlay (base + changes): a propose right after a
+// diff reuses it, and any change, even within the same millisecond, misses.
 const treeCache = new Map<string, string>();
 
-/** Materialize the overlay as a git tree with a throwaway index file. */
-export async function buildTree(ctx: Ctx, repo: Repo, ws: WorkspaceRec): Promise<string> {
-  const key = `${ws.repo}:${ws.id}:${ws.updated_at}:${Object.keys(ws.changes).length}`;
-  const hit = treeCache.get(key);
-  if (hit) return hit;
-  fs.mkdirSync(ctx.tmpDir, { recursive: true });
-  const index = path.join(ctx.tmpDir, `index-${crypto.randomBytes(8).toString('hex')}`);
-  const env = { GIT_INDEX_FILE: index };
-  try {
-    if (ws.base) await git(repo.gitDir, ['read-tree', ws.base], { env });
-    else await git(repo.gitDir, ['read-tree', '--empty'], { env });
-    const lines = Object.entries(ws.changes).map(([p, e]) => (e ? `${e.mode} ${e.blob}\t${p}\0` : `0 ${'0'.repeat(40)}\t${p}\0`));
-    if (lines.length) await git(repo.gitDir, ['update-index', '-z', '--index-info'], { env, input: lines.join('') });
-    const tree = (await git(repo.gitDir, ['write-tree'], { env })).stdout.toString('utf8').trim();
-    if (treeCache.size > 500) treeCache.clear();
-    treeCache.set(key, tree);
-    return tree;
-  } finally {
-    fs.rmSync(index, { force: true });
+/**
+ * Materialize the overlay as a git tree, in-process: only the trees on the path of a
+ * change are rewritten (base trees come from the parsed-tree cache), written as loose
+ * objects, the rest are shared with the base by id. Same result as read-tree +
+ * update-index + write-tree on a temporary index, without the three git processes.
+ */
+export async function buildTree(ctx: Ctx, repo: Repo, ws: WorkspaceRec, extra?: (tree: string) => RawObject): Promise<{ tree: string; extra?: string }> {
+  void ctx;
+  const key = crypto.createHash('sha1').update(`${ws.repo}\0${ws.base ?? ''}\0${JSON.stringify(ws.changes)}`).digest('hex');
+  let tree = treeCache.get(key);
+  const pending: RawObject[] = [];
+  if (tree === undefined) {
+    const root = ws.base ? await repo.commitTree(ws.base) : null;
+    tree = (await rebuild(repo, root, Object.entries(ws.changes), pending)) ?? EMPTY_TREE;
+    if (tree === EMPTY_TREE) pending.push({ type: 'tree', body: Buffer.alloc(0) });
   }
+  // One batch, one round of fsyncs: the trees and (for a proposal) the commit on top.
+  if (extra) pending.push(extra(tree));
+  const oids = await writeObjects(repo.gitDir, pending);
+  if (treeCache.size > 500) treeCache.clear();
+  treeCache.set(key, tree);
+  return extra ? { tree, extra: oids[oids.length - 1] as string } : { tree };
+}
+
+/** New id of tree `base` with `changes` (paths relative to it) applied; null if it ends up empty. */
+async function rebuild(repo: Repo, base: string | null, changes: [string, OverlayEntry | null][], pending: RawObject[]): Promise<string | null> {
+  if (changes.length === 0) return base;
+  const items = new Map<string, TreeItem>(base ? await repo.treeItems(base) : []);
+  const direct = new Map<string, OverlayEntry | null>();
+  const nested = new Map<string, [string, OverlayEntry | null][]>();
+  for (const [p, e] of changes) {
+    const slash = p.indexOf('/');
+    if (slash < 0) direct.set(p, e);
+    else {
+      const name = p.slice(0, slash);
+      let list = nested.get(name);
+      if (!list) nested.set(name, (list = []));
+      list.push([p.slice(slash + 1), e]);
+    }
+  }
+  for (const name of new Set([...direct.keys(), ...nested.keys()])) {
+    const d = direct.get(name);
+    if (d) {
+      // A live file at this name wins (the overlay never holds a file and a live file
+      // below the same name: writes refuse that).
+      items.set(name, { mode: d.mode, name, oid: d.blob });
+      continue;
+    }
+    const sub = nested.get(name);
+    const cur = items.get(name);
+    if (sub) {
+      const subBase = cur && isTreeMode(cur.mode) ? cur.oid : null;
+      const t = await rebuild(repo, subBase, sub, pending);
+      if (t === null) items.delete(name);
+      else items.set(name, { mode: '40000', name, oid: t });
+    } else items.delete(name); // d === null: deletion of a base file
+  }
+  if (items.size === 0) return null;
+  const body = serializeTree([...items.values()]);
+  pending.push({ type: 'tree', body });
+  return hashObject('tree', body);
 }
 
 export async function workspaceDiff(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
   const ws = getWorkspace(ctx, caller, id, false);
   const repo = ctx.repos.get(ws.repo);
-  const tree = await buildTree(ctx, repo, ws);
+  const { tree } = await buildTree(ctx, repo, ws);
   const baseTree = ws.base ? `${ws.base}^{tree}` : null;
   const d = await diff(repo, baseTree, tree, [], ctx.limits.maxPatchBytes);
   return { base: ws.base, head: tree, ...d };

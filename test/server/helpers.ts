@@ -73,9 +73,10 @@ export interface Fixture {
  * Default principals: alice (agent contributor), bob (agent contributor), rita (human reviewer),
  * mona (human maintainer), reed (agent, read scope, reader), admin (admin scope).
  */
-export async function fixture(opts: { principals?: Record<string, Principal>; policy?: Partial<Policy>; server?: Partial<ServerOptions>; commits?: number } = {}): Promise<Fixture> {
+export async function fixture(opts: { principals?: Record<string, Principal>; policy?: Partial<Policy>; server?: Partial<ServerOptions>; commits?: number; setup?: (src: string) => void } = {}): Promise<Fixture> {
   const root = tmpdir('fx');
   const src = makeSourceRepo(root, opts.commits ?? 3);
+  opts.setup?.(src);
   const data = path.join(root, 'data');
   initDataDir(data);
   repoAdd(data, 'demo', src);
