@@ -262,7 +262,8 @@ const treeCache = new Map<string, string>();
  */
 export async function buildTree(ctx: Ctx, repo: Repo, ws: WorkspaceRec, extra?: (tree: string) => RawObject): Promise<{ tree: string; extra?: string }> {
   void ctx;
-  const key = crypto.createHash('sha1').update(`${ws.repo}\0${ws.base ?? ''}\0${JSON.stringify(ws.changes)}`).digest('hex');
+  // Keyed by the repository's directory: a hit means the objects are in *this* repository.
+  const key = crypto.createHash('sha1').update(`${repo.gitDir}\0${ws.base ?? ''}\0${JSON.stringify(ws.changes)}`).digest('hex');
   let tree = treeCache.get(key);
   const pending: RawObject[] = [];
   if (tree === undefined) {
