@@ -3,7 +3,7 @@
 // bundles bin/ag-mcp.ts and bin/ag-server.ts into one file each under dist/.
 //   node build.mjs              build everything
 //   node build.mjs --check-docs exit 1 if docs/tools.md differs from what the build writes
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -192,18 +192,26 @@ const lazyChunks = {
 }
 await mkdir(join(root, 'dist'), { recursive: true })
 const banner = '#!/usr/bin/env node'
-const bundles = [{ entry: 'bin/ag-mcp.ts', out: 'dist/ag-mcp.mjs', plugins: [lazyChunks] }]
-if (existsSync(join(root, 'bin', 'ag-server.ts'))) bundles.push({ entry: 'bin/ag-server.ts', out: 'dist/ag-server.mjs', plugins: [] })
+// ag-mcp's eager code needs no require() (its chunks get Node's from evalChunk), and even an
+// unused createRequire costs start-up time; the others bundle CommonJS that may call it.
+const bundles = [{ entry: 'bin/ag-mcp.ts', out: 'dist/ag-mcp.mjs', plugins: [lazyChunks], require: false }]
+if (existsSync(join(root, 'bin', 'ag-server.ts'))) bundles.push({ entry: 'bin/ag-server.ts', out: 'dist/ag-server.mjs', plugins: [], require: true })
 // The scripted agent and the demo (examples/): they sit beside the binaries they drive.
-bundles.push({ entry: 'examples/agents/scripted-agent.ts', out: 'dist/scripted-agent.mjs', plugins: [] })
-bundles.push({ entry: 'examples/demo.ts', out: 'dist/demo.mjs', plugins: [] })
+bundles.push({ entry: 'examples/agents/scripted-agent.ts', out: 'dist/scripted-agent.mjs', plugins: [], require: true })
+bundles.push({ entry: 'examples/demo.ts', out: 'dist/demo.mjs', plugins: [], require: true })
 for (const b of bundles) {
   const result = await esbuild.build({
     entryPoints: [join(root, b.entry)], outfile: join(root, b.out), bundle: true, format: 'esm', platform: 'node', target: 'node20',
     minify, legalComments: 'none', define, plugins: b.plugins, metafile: true, logLevel: 'warning',
     // Bundled CommonJS dependencies may call require(); give them Node's.
-    banner: { js: `${(await readFile(join(root, b.entry), 'utf8')).startsWith('#!') ? '' : `${banner}\n`}import { createRequire as __agCreateRequire } from 'node:module';const require = __agCreateRequire(import.meta.url);` },
+    banner: {
+      js: `${(await readFile(join(root, b.entry), 'utf8')).startsWith('#!') ? '' : banner}\n${b.require ? "import { createRequire as __agCreateRequire } from 'node:module';const require = __agCreateRequire(import.meta.url);" : ''}`,
+    },
   })
+  if (!b.require && (await readFile(join(root, b.out), 'utf8')).includes('Dynamic require of')) {
+    fail([`${b.out}: bundled code calls require() at top level; move it behind a dynamic import() (a lazy chunk)`])
+  }
+  await chmod(join(root, b.out), 0o755)
   const bytes = Object.values(result.metafile.outputs)[0].bytes
   console.log(`${b.out}: ${(bytes / 1024).toFixed(1)} KiB`)
 }

@@ -1,13 +1,13 @@
 // Evaluates a lazy chunk: code that build.mjs bundled separately and embedded as a string, so
 // the start-up parse skips it entirely (a dynamic import inside one bundle would still be
 // parsed). Chunks are CommonJS; they only `require` Node built-ins.
-import { createRequire } from 'node:module'
-import { runInThisContext } from 'node:vm'
-
-const requireBuiltin = createRequire(import.meta.url ?? `${process.cwd()}/`)
+// Built-ins are fetched when the first chunk is evaluated, not imported: a static import costs
+// start-up time, and most processes evaluate their first chunk only at the first tools/call.
+let requireBuiltin: NodeJS.Require | undefined
 
 export function evalChunk(code: string, name: string): unknown {
-  const fn = runInThisContext(`(function (module, exports, require) {${code}\n})`, { filename: `ag-mcp:${name}` }) as (
+  requireBuiltin ??= process.getBuiltinModule('node:module').createRequire(import.meta.url ?? `${process.cwd()}/`)
+  const fn = process.getBuiltinModule('node:vm').runInThisContext(`(function (module, exports, require) {${code}\n})`, { filename: `ag-mcp:${name}` }) as (
     m: { exports: unknown },
     e: unknown,
     r: NodeJS.Require,

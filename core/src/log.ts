@@ -3,7 +3,6 @@
 // string fields are scrubbed before JSON encoding too, so a secret hard-wrapped inside a value
 // (which JSON turns into `\n` text) is still caught.
 
-import { closeSync, openSync, writeSync } from 'node:fs'
 import type { Logger } from './plugin-api.ts'
 import { sanitizeText } from './safety/sanitize.ts'
 
@@ -29,7 +28,9 @@ const PLAIN_KEY = /^[A-Za-z0-9_.-]{1,64}$/
 export function createLogger(o: LoggerOptions): ClosableLogger {
   const threshold = RANK[o.level]
   const write = o.write ?? ((line: string) => void process.stderr.write(line))
-  let fd = o.file !== undefined ? openSync(o.file, 'a', 0o600) : undefined
+  // node:fs is fetched only with a log file: a static import costs start-up time even when unused.
+  const fs = o.file !== undefined ? process.getBuiltinModule('node:fs') : undefined
+  let fd = fs && o.file !== undefined ? fs.openSync(o.file, 'a', 0o600) : undefined
 
   const clean = (s: string): string => o.scrub(sanitizeText(s).text)
 
@@ -60,7 +61,7 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
     }
     if (fd !== undefined) {
       try {
-        writeSync(fd, line)
+        fs?.writeSync(fd, line)
       } catch {
         // same for a full disk
       }
@@ -73,7 +74,7 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
     warn: (msg, fields) => emit('warn', msg, fields),
     error: (msg, fields) => emit('error', msg, fields),
     close() {
-      if (fd !== undefined) closeSync(fd)
+      if (fd !== undefined) fs?.closeSync(fd)
       fd = undefined
     },
   }

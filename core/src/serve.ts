@@ -2,6 +2,7 @@
 // so it stays small: the plugins, the validators, minimatch and the yargs help are loaded on
 // first use (see README, "Start-up").
 import { LineSplitter } from './jsonrpc/lines.ts'
+import type { LineEvent } from './jsonrpc/lines.ts'
 import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
 import type { Config } from './config/config.ts'
@@ -86,6 +87,9 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   return runLoop(host, config, log)
 }
 
+/** Calls running at once beyond which no further request is read (see runLoop). */
+const MAX_IN_FLIGHT = 64
+
 function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, log: Logger): Promise<number> {
   const writer = new LineWriter(process.stdout)
   const server = new McpServer({
@@ -93,45 +97,106 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
     send: (line) => writer.write(line),
     pageSize: config.pageSize,
     listTtlMs: 3_600_000,
+    onCallSettled: () => {
+      if (throttled) {
+        throttled = false
+        setImmediate(pump)
+      }
+    },
     onInternalError: (method, e) => log.error('internal error', { method, error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
   })
   const splitter = new LineSplitter(config.maxMessageBytes)
   const stdin = process.stdin
-  const onEvent = (e: Parameters<Parameters<LineSplitter['push']>[1]>[0]): void => {
+  // Lines read but not yet dispatched. Dispatch stops while stdout is blocked (the client is
+  // not reading our answers) or while MAX_IN_FLIGHT calls run, and reading stops with it:
+  // memory stays bounded however fast a client pipelines requests. Cancellations still get
+  // through: they are taken out of order (server.cancelAhead).
+  let pending: (LineEvent | undefined)[] = []
+  let scanned = 0
+  let throttled = false
+  let next = 0
+  let ended = false
+  let closing = false
+  let waiting = false
+  let deadline: NodeJS.Timeout | undefined
+  let done!: (code: number) => void
+  const exited = new Promise<number>((resolve) => (done = resolve))
+
+  const dispatch = (e: LineEvent): void => {
     if (e.kind === 'line') server.handleLine(e.text)
     else server.rejectOversize(e.id, e.bytes, config.maxMessageBytes)
   }
-  return new Promise<number>((resolve) => {
-    let closing = false
-    const finish = async (deadlineMs: number | undefined): Promise<void> => {
-      if (closing) return
-      closing = true
-      stdin.pause()
-      let timer: NodeJS.Timeout | undefined
-      if (deadlineMs !== undefined) timer = setTimeout(() => server.abortAll('shutting down'), deadlineMs)
-      await server.drain()
-      if (timer) clearTimeout(timer)
-      await writer.idle()
-      resolve(0)
-    }
-    stdin.on('data', (chunk: Buffer) => {
-      splitter.push(chunk, onEvent)
-      // Backpressure: stop reading while the client is not reading our answers.
-      if (writer.backlog > 0 && !stdin.isPaused()) {
-        stdin.pause()
-        void writer.idle().then(() => !closing && stdin.resume())
+  const finish = async (): Promise<void> => {
+    if (closing) return
+    closing = true
+    await server.drain()
+    if (deadline) clearTimeout(deadline)
+    await writer.idle()
+    done(0)
+  }
+  const cancelAhead = (): void => {
+    for (scanned = Math.max(scanned, next); scanned < pending.length; scanned++) {
+      const e = pending[scanned]
+      if (e?.kind === 'line' && e.text.includes('notifications/cancelled')) {
+        server.cancelAhead(e.text)
+        pending[scanned] = undefined
       }
-    })
-    stdin.on('end', () => {
-      splitter.end(onEvent)
-      void finish(undefined)
-    })
-    stdin.on('error', () => void finish(undefined))
-    process.on('SIGTERM', () => {
-      log.info('SIGTERM: finishing in-flight calls', { inFlight: server.inFlightCount })
-      void finish(config.shutdownTimeoutMs)
-    })
+    }
+  }
+  const pump = (): void => {
+    while (next < pending.length && !writer.blocked) {
+      if (server.inFlightCount >= MAX_IN_FLIGHT) {
+        throttled = true
+        cancelAhead()
+        break
+      }
+      const e = pending[next++]
+      if (e) dispatch(e)
+    }
+    if (next === pending.length) {
+      pending = []
+      next = 0
+      scanned = 0
+    }
+    if (throttled && next < pending.length) {
+      if (!stdin.isPaused()) stdin.pause()
+      return // onCallSettled pumps again
+    }
+    if (next < pending.length || writer.blocked) {
+      if (!stdin.isPaused()) stdin.pause()
+      if (!waiting) {
+        waiting = true
+        void writer.idle().then(() => {
+          waiting = false
+          pump()
+        })
+      }
+      return
+    }
+    if (ended) void finish()
+    else if (stdin.isPaused()) stdin.resume()
+  }
+  const stop = (): void => {
+    ended = true
+    stdin.pause()
+    pump()
+  }
+
+  stdin.on('data', (chunk: Buffer) => {
+    splitter.push(chunk, (e) => pending.push(e))
+    pump()
   })
+  stdin.on('end', () => {
+    splitter.end((e) => pending.push(e))
+    stop()
+  })
+  stdin.on('error', stop)
+  process.on('SIGTERM', () => {
+    log.info('SIGTERM: finishing in-flight calls', { inFlight: server.inFlightCount })
+    deadline ??= setTimeout(() => server.abortAll('shutting down'), config.shutdownTimeoutMs)
+    stop()
+  })
+  return exited
 }
 
 function print(text: string): number {

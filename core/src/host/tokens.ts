@@ -1,7 +1,6 @@
 // The credential source the core owns: read from a file (re-read on refresh, for rotation
 // without restart) or from an environment variable. The value never leaves this module
 // except to the plugin that sends it and to the scrubber that hides it.
-import { readFile, stat } from 'node:fs/promises'
 import type { Logger, TokenSource } from '../plugin-api.ts'
 
 export interface TokenSourceWithSecrets extends TokenSource {
@@ -10,6 +9,8 @@ export interface TokenSourceWithSecrets extends TokenSource {
 }
 
 export async function createTokenSource(opts: { file: string | undefined; env: string | undefined; environment: NodeJS.ProcessEnv; log: Logger }): Promise<TokenSourceWithSecrets> {
+  // Fetched, not imported: a static import of node:fs/promises costs start-up time even when unused.
+  const { readFile, stat } = process.getBuiltinModule('node:fs/promises')
   const seen: string[] = []
   let current: string | undefined
   const remember = (t: string | undefined): string | undefined => {

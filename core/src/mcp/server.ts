@@ -6,6 +6,7 @@ import type { Incoming, Params, RequestId } from '../jsonrpc/message.ts'
 import { RpcError } from './errors.ts'
 import type { McpHost } from './host-api.ts'
 import { decodeCursor, page } from './pagination.ts'
+import { Slots } from './slots.ts'
 import { ALL_REVISIONS, eraOf, isLegacyRevision, LEGACY_FALLBACK, META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MODERN_REVISION } from './revisions.ts'
 import type { Era } from './revisions.ts'
 import { callResultShape, implementationShape, promptShape, resourceShape, resourceTemplateShape, toolShape } from './shapes.ts'
@@ -13,12 +14,23 @@ import { callResultShape, implementationShape, promptShape, resourceShape, resou
 export interface McpServerOptions {
   host: McpHost
   /** Receives each outgoing line (one serialized JSON value). */
-  send: (line: string) => void
+  send: (line: OutLine) => void
   pageSize: number
   /** Cache hint for list results, in milliseconds. */
   listTtlMs: number
+  /** How many tools/call and resources/read run at once; more wait their turn. */
+  maxConcurrentCalls?: number
+  /** Told each time a call finishes (the reader may take more requests). */
+  onCallSettled?: () => void
   /** Told about failures that are not protocol errors (bugs): the client only hears "internal error". */
   onInternalError?: (method: string, error: unknown) => void
+}
+
+/** One outgoing JSON value: a string, or parts (strings and shared buffers) written in order. */
+export type OutLine = string | readonly (string | Buffer)[]
+
+export function lineText(line: OutLine): string {
+  return typeof line === 'string' ? line : line.map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join('')
 }
 
 /** Methods of other revisions or features this server deliberately does not implement. */
@@ -31,21 +43,51 @@ const UNSUPPORTED: Record<string, string> = {
 }
 
 const MODERN = eraOf(MODERN_REVISION)
+const DEFAULT_CONCURRENT_CALLS = 16
+const CANCELLED = 'cancelled by the client'
+/** Methods that do real work (an upstream request, rendering): these take a slot. */
+const SLOTTED = new Set(['tools/call', 'resources/read'])
 
 interface InFlight {
-  controller: AbortController
+  /** Cancels the call: aborts it if running, takes it off the queue if waiting for a slot. */
+  abort: (reason: Error) => void
+  reason: Error | undefined
   done: Promise<void>
 }
 
 export class McpServer {
   private legacy: Era | undefined
   private readonly inflight = new Map<RequestId, InFlight>()
-  private readonly listCache = new Map<string, string>()
+  private readonly listCache = new Map<string, Buffer>()
+  private readonly slots: Slots
+  /** Ids cancelled before their request was read (see cancelAhead). */
+  private readonly cancelledAhead = new Set<RequestId>()
 
-  constructor(private readonly opts: McpServerOptions) {}
+  constructor(private readonly opts: McpServerOptions) {
+    this.slots = new Slots(opts.maxConcurrentCalls ?? DEFAULT_CONCURRENT_CALLS)
+  }
 
   get inFlightCount(): number {
     return this.inflight.size
+  }
+
+  /**
+   * A `notifications/cancelled` line taken out of order, ahead of requests not yet read (the
+   * reader holds requests back while too many calls run): it aborts the call if it runs, and
+   * otherwise makes the request it names, once read, go unanswered.
+   */
+  cancelAhead(text: string): void {
+    let id: unknown
+    try {
+      id = (JSON.parse(text) as { params?: { requestId?: unknown } }).params?.requestId
+    } catch {
+      return
+    }
+    if (typeof id !== 'string' && typeof id !== 'number') return
+    const running = this.inflight.get(id)
+    if (running) return running.abort(new Error(CANCELLED))
+    this.cancelledAhead.add(id)
+    if (this.cancelledAhead.size > 1024) this.cancelledAhead.delete(this.cancelledAhead.values().next().value as RequestId)
   }
 
   /** The revision `initialize` selected for this process, if any. */
@@ -82,7 +124,7 @@ export class McpServer {
 
   /** Aborts everything still running (shutdown deadline passed). */
   abortAll(reason: string): void {
-    for (const f of this.inflight.values()) f.controller.abort(new Error(reason))
+    for (const f of this.inflight.values()) f.abort(new Error(reason))
   }
 
   private handleBatch(items: unknown[]): void {
@@ -102,23 +144,23 @@ export class McpServer {
       if (msg.kind === 'request' && msg.method === 'initialize') {
         return Promise.resolve(replies.push(errorLine(msg.id, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch')))
       }
-      return this.dispatch(msg, (line) => replies.push(line))
+      return this.dispatch(msg, (line) => replies.push(lineText(line)))
     })
     void Promise.all(pending).then(() => {
       if (replies.length > 0) this.opts.send(`[${replies.join(',')}]`)
     })
   }
 
-  private async dispatch(msg: Incoming, reply: (line: string) => void): Promise<void> {
+  private dispatch(msg: Incoming, reply: (line: OutLine) => void): Promise<void> | undefined {
     switch (msg.kind) {
       case 'response':
-        return // the server sends no requests, so a response answers nothing
+        return undefined // the server sends no requests, so a response answers nothing
       case 'invalid':
         reply(errorLine(msg.id, msg.code, msg.message))
-        return
+        return undefined
       case 'notification':
         this.notification(msg.method, msg.params)
-        return
+        return undefined
       case 'request':
         return this.request(msg.id, msg.method, msg.params, reply)
     }
@@ -127,40 +169,94 @@ export class McpServer {
   private notification(method: string, params: Params | undefined): void {
     if (method === 'notifications/cancelled') {
       const id = params?.['requestId']
-      if (typeof id === 'string' || typeof id === 'number') this.inflight.get(id)?.controller.abort(new Error('cancelled by the client'))
+      if (typeof id === 'string' || typeof id === 'number') this.inflight.get(id)?.abort(new Error(CANCELLED))
     }
     // notifications/initialized and anything else: nothing to do, and never an answer.
   }
 
-  private async request(id: RequestId, method: string, params: Params | undefined, reply: (line: string) => void): Promise<void> {
+  private request(id: RequestId, method: string, params: Params | undefined, reply: (line: OutLine) => void): Promise<void> | undefined {
+    if (this.cancelledAhead.delete(id)) return undefined
     if (this.inflight.has(id)) {
       reply(errorLine(id, INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(id)} is already in use by a request in flight`))
-      return
+      return undefined
     }
-    const controller = new AbortController()
+    // Everything but a call is answered at once, from memory: no controller, no promise, no
+    // in-flight entry (a burst of lists or pings then makes almost no garbage).
+    if (!SLOTTED.has(method)) {
+      reply(this.answer(id, method, params, (era, p) => this.immediate(era, method, p)))
+      return undefined
+    }
+    return this.call(id, method, params, reply)
+  }
+
+  /** A tools/call or resources/read: cancellable, and bounded in how many run at once. */
+  private async call(id: RequestId, method: string, params: Params | undefined, reply: (line: OutLine) => void): Promise<void> {
     let finish!: () => void
-    const entry: InFlight = { controller, done: new Promise<void>((r) => (finish = r)) }
+    const entry: InFlight = { abort: (r) => (entry.reason ??= r), reason: undefined, done: new Promise<void>((r) => (finish = r)) }
+    const cancelled = (): boolean => entry.reason?.message === CANCELLED
     this.inflight.set(id, entry)
     try {
-      const line = await this.answer(id, method, params, controller.signal)
-      if (!controller.signal.aborted || !isCancel(controller.signal)) reply(line)
+      if (!this.slots.tryAcquire()) {
+        const wait = this.slots.wait()
+        entry.abort = (r) => {
+          entry.reason ??= r
+          wait.cancel()
+        }
+        if (!(await wait.ready)) {
+          if (!cancelled()) reply(errorLine(id, INTERNAL_ERROR, 'Internal error: ag-mcp is shutting down; the call was not started'))
+          return
+        }
+      }
+      try {
+        if (entry.reason) throw entry.reason // cancelled between getting the slot and starting
+        const controller = new AbortController()
+        entry.abort = (r) => {
+          entry.reason ??= r
+          controller.abort(r)
+        }
+        const line = await this.answerLater(id, method, params, controller.signal)
+        if (!cancelled()) reply(line)
+      } catch (e) {
+        if (!cancelled()) reply(this.failureLine(id, method, e))
+      } finally {
+        this.slots.release()
+      }
     } finally {
       this.inflight.delete(id)
       finish()
+      this.opts.onCallSettled?.()
     }
   }
 
-  /** Produces the response line for one request. */
-  private async answer(id: RequestId, method: string, params: Params | undefined, signal: AbortSignal): Promise<string> {
+  /** Produces the response line for a request answered at once. */
+  private answer(id: RequestId, method: string, params: Params | undefined, run: (era: Era, params: Params) => Record<string, unknown> | Buffer): OutLine {
     try {
       const era = this.eraFor(method, params)
-      const result = await this.method(era, method, params ?? {}, id, signal)
-      return typeof result === 'string' ? resultLine(id, result) : resultLine(id, JSON.stringify(this.wrap(era, result)))
+      return this.resultLine(id, era, run(era, params ?? {}))
     } catch (e) {
-      if (e instanceof RpcError) return errorLine(id, e.code, e.message, e.data)
-      this.opts.onInternalError?.(method, e)
-      return errorLine(id, INTERNAL_ERROR, 'Internal error: the request failed inside ag-mcp (see its log)')
+      return this.failureLine(id, method, e)
     }
+  }
+
+  /** Produces the response line for a call. */
+  private async answerLater(id: RequestId, method: string, params: Params | undefined, signal: AbortSignal): Promise<OutLine> {
+    try {
+      const era = this.eraFor(method, params)
+      return this.resultLine(id, era, await this.work(era, method, params ?? {}, id, signal))
+    } catch (e) {
+      return this.failureLine(id, method, e)
+    }
+  }
+
+  private resultLine(id: RequestId, era: Era, result: Record<string, unknown> | Buffer): OutLine {
+    if (Buffer.isBuffer(result)) return [`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, result, '}']
+    return resultLine(id, JSON.stringify(this.wrap(era, result)))
+  }
+
+  private failureLine(id: RequestId, method: string, e: unknown): string {
+    if (e instanceof RpcError) return errorLine(id, e.code, e.message, e.data)
+    this.opts.onInternalError?.(method, e)
+    return errorLine(id, INTERNAL_ERROR, 'Internal error: the request failed inside ag-mcp (see its log)')
   }
 
   /** Which era serves this request, or why none does. */
@@ -189,7 +285,8 @@ export class McpServer {
     )
   }
 
-  private async method(era: Era, method: string, params: Params, id: RequestId, signal: AbortSignal): Promise<Record<string, unknown> | string> {
+  /** Methods answered from memory. */
+  private immediate(era: Era, method: string, params: Params): Record<string, unknown> | Buffer {
     const host = this.opts.host
     switch (method) {
       case 'ping':
@@ -216,6 +313,24 @@ export class McpServer {
         return this.cachedList(era, 'resourceTemplates', params['cursor'], () => host.resourceTemplates().map((r) => resourceTemplateShape(era, r)))
       case 'prompts/list':
         return this.cachedList(era, 'prompts', params['cursor'], () => host.prompts().map((p) => promptShape(era, p)))
+      case 'prompts/get': {
+        const name = params['name']
+        if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get needs "name" (a string)')
+        const args = params['arguments'] ?? {}
+        if (!isObject(args) || Object.values(args).some((v) => typeof v !== 'string')) {
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get "arguments" must be an object of strings')
+        }
+        return { ...host.getPrompt(name, args as Record<string, string>) }
+      }
+    }
+    const why = UNSUPPORTED[method] ?? (method.startsWith('tasks/') ? 'the tasks extension is not offered by this server' : undefined)
+    throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}${why ? ` (${why})` : ''}`)
+  }
+
+  /** Methods that do real work: a plugin, an upstream. */
+  private async work(era: Era, method: string, params: Params, id: RequestId, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const host = this.opts.host
+    switch (method) {
       case 'tools/call': {
         const name = params['name']
         if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: tools/call needs "name" (a string)')
@@ -229,18 +344,8 @@ export class McpServer {
         const contents = await host.readResource(uri, { signal, structured: era.structured, requestId: id })
         return era.modern ? { contents, ttlMs: 0, cacheScope: 'private' } : { contents }
       }
-      case 'prompts/get': {
-        const name = params['name']
-        if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get needs "name" (a string)')
-        const args = params['arguments'] ?? {}
-        if (!isObject(args) || Object.values(args).some((v) => typeof v !== 'string')) {
-          throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get "arguments" must be an object of strings')
-        }
-        return { ...host.getPrompt(name, args as Record<string, string>) }
-      }
     }
-    const why = UNSUPPORTED[method] ?? (method.startsWith('tasks/') ? 'the tasks extension is not offered by this server' : undefined)
-    throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}${why ? ` (${why})` : ''}`)
+    throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`)
   }
 
   private initialize(params: Params): Record<string, unknown> {
@@ -256,7 +361,7 @@ export class McpServer {
   }
 
   /** List results never change within a process, so each page is serialized once per era. */
-  private cachedList(era: Era, list: string, cursor: unknown, items: () => Record<string, unknown>[]): string {
+  private cachedList(era: Era, list: string, cursor: unknown, items: () => Record<string, unknown>[]): Buffer {
     // A cursor that is not a string, or is "", must not share the cache entry of "no cursor".
     if (cursor !== undefined && typeof cursor !== 'string') decodeCursor(list, cursor) // throws -32602
     const key = `${era.revision}|${list}|${cursor === undefined ? '' : `c${cursor}`}`
@@ -269,7 +374,8 @@ export class McpServer {
         result['ttlMs'] = this.opts.listTtlMs
         result['cacheScope'] = 'private'
       }
-      json = JSON.stringify(this.wrap(era, result))
+      // Kept as bytes: every answer reuses them, so a burst of lists creates no large garbage.
+      json = Buffer.from(JSON.stringify(this.wrap(era, result)), 'utf8')
       if (this.listCache.size < 256) this.listCache.set(key, json)
     }
     return json
@@ -293,10 +399,6 @@ function describeVersion(v: unknown): string {
   return Array.isArray(v) ? '(an array)' : '(an object)'
 }
 
-function isCancel(signal: AbortSignal): boolean {
-  const r: unknown = signal.reason
-  return r instanceof Error && r.message === 'cancelled by the client'
-}
 
 function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x)

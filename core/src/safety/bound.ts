@@ -227,6 +227,11 @@ function largest(lo: number, hi: number, fits: (x: number) => boolean): number {
  */
 export function boundData(value: unknown, maxBytes: number): { value: unknown; truncated: boolean } {
   checkLimit(maxBytes)
+  // Most results fit: one serialization decides, and parsing it back is the normalized copy.
+  const json = tryStringify(value)
+  if (json !== undefined && (json.length * 3 <= maxBytes || Buffer.byteLength(json, 'utf8') <= maxBytes)) {
+    return { value: JSON.parse(json) as unknown, truncated: false }
+  }
   // Sizes above maxBytes + 1 are never needed exactly: such a string is cut anyway.
   const root = measure(value, maxBytes + 1, 0, new Set()) ?? NULL
   const all: Levels = { items: Infinity, str: Infinity, entries: Infinity }
@@ -249,4 +254,12 @@ export function boundData(value: unknown, maxBytes: number): { value: unknown; t
   // K was chosen with strings at the floor; with C settled, more items may fit again.
   if (lv.entries === Infinity) lv = { ...lv, items: largest(lv.items, widest, (k) => fits({ ...lv, items: k })) }
   return { value: build(root, lv), truncated: true }
+}
+
+function tryStringify(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return undefined // cycles, bigints: the careful path below reports them
+  }
 }

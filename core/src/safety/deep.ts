@@ -11,10 +11,11 @@ export interface DeepMapResult {
 }
 
 /**
- * Returns a new value with `fn` applied to every string and every object key. Arrays and
- * objects are copied, the input is never mutated. When two keys map to the same string, a key
- * that `fn` left unchanged wins over a changed one (so `{"path": a, "path\u200b": b}` keeps `a`),
- * otherwise the first in order wins; the loser is dropped and counted.
+ * Returns `value` with `fn` applied to every string and every object key. The input is never
+ * mutated; a subtree in which nothing changed is returned as is (shared, not copied), so clean
+ * data, the common case, costs one walk and no allocation. When two keys map to the same string,
+ * a key that `fn` left unchanged wins over a changed one (so `{"path": a, "path\u200b": b}`
+ * keeps `a`), otherwise the first in order wins; the loser is dropped and counted.
  * Throws a TypeError on cycles and on nesting deeper than MAX_DEPTH.
  */
 export function mapStringsDeep(value: unknown, fn: (s: string) => string): DeepMapResult {
@@ -28,16 +29,38 @@ export function mapStringsDeep(value: unknown, fn: (s: string) => string): DeepM
     if (onPath.has(v)) throw new TypeError('cyclic value')
     onPath.add(v)
     try {
-      if (Array.isArray(v)) return v.map((item) => walk(item, depth + 1))
+      if (Array.isArray(v)) {
+        let copy: unknown[] | undefined
+        for (let i = 0; i < v.length; i++) {
+          const item: unknown = v[i]
+          const mapped = walk(item, depth + 1)
+          if (copy) copy.push(mapped)
+          else if (mapped !== item) {
+            copy = v.slice(0, i)
+            copy.push(mapped)
+          }
+        }
+        return copy ?? v
+      }
       const src = v as Record<string, unknown>
+      const keys = Object.keys(src)
+      const mappedKeys: string[] = []
+      const items: unknown[] = []
+      let same = true
+      for (const key of keys) {
+        const mk = fn(key)
+        const item = walk(src[key], depth + 1)
+        mappedKeys.push(mk)
+        items.push(item)
+        if (mk !== key || item !== src[key]) same = false
+      }
+      if (same) return v
       const out: Record<string, unknown> = {}
       const changed: Array<[string, unknown]> = []
-      for (const key of Object.keys(src)) {
-        const mapped = fn(key)
-        const item = walk(src[key], depth + 1)
-        if (mapped === key) define(out, key, item)
-        else changed.push([mapped, item])
-      }
+      keys.forEach((key, i) => {
+        if (mappedKeys[i] === key) define(out, key, items[i])
+        else changed.push([mappedKeys[i] as string, items[i]])
+      })
       for (const [key, item] of changed) {
         if (Object.prototype.hasOwnProperty.call(out, key)) droppedKeys++
         else define(out, key, item)

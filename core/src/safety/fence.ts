@@ -11,7 +11,6 @@
 // N is the number of body bytes kept. The marker line is present only when the body was cut.
 // The body is expected sanitized and scrubbed already (the pipeline's earlier stages).
 
-import { randomBytes } from 'node:crypto'
 import { sanitizeText } from './sanitize.ts'
 import { utf8Prefix } from './bound.ts'
 
@@ -20,9 +19,12 @@ const KIND = /^[a-z][a-z0-9_.-]{0,63}$/
 /** What replaces the fence id should the body contain it (it cannot, short of a leak). */
 export const FENCE_ID_PLACEHOLDER = '[ag-mcp: fence id removed]'
 
-/** 128 bits from the CSPRNG, hex. */
+/**
+ * 128 bits from the CSPRNG, hex. node:crypto is fetched on first use, not imported: loading it
+ * costs about 3 ms of start-up, and server/discover or tools/list never need a fence.
+ */
 export function newFenceId(): string {
-  return randomBytes(16).toString('hex')
+  return process.getBuiltinModule('node:crypto').randomBytes(16).toString('hex')
 }
 
 export function openFence(id: string, kind: string): string {

@@ -222,9 +222,17 @@ function usableSecrets(secrets: readonly string[]): string[] {
 export function createScrubber(secrets: () => readonly string[]): Scrubber {
   let cacheKey: string | undefined
   let cached: RegExp | undefined
+  // The same list (by identity and length) as last time needs no rework: scrub runs on every
+  // string of every result, and rebuilding the key each time was most of its allocation.
+  let lastList: readonly string[] | undefined
+  let lastLength = -1
 
   const current = (): RegExp | undefined => {
-    const list = usableSecrets(secrets())
+    const raw = secrets()
+    if (raw === lastList && raw.length === lastLength) return cached
+    lastList = raw
+    lastLength = raw.length
+    const list = usableSecrets(raw)
     const key = list.join('\0')
     if (key !== cacheKey) {
       cached = secretPattern(list)

@@ -16,14 +16,41 @@ class FakeOut extends Writable {
   }
 }
 
+/** Writes are corked until the next tick; let that tick pass. */
+const tick = () => new Promise<void>((r) => process.nextTick(r))
+
 t.test('writes one line per value, newline-terminated, in order', async (t) => {
   const out = new FakeOut()
   const w = new LineWriter(out)
   w.write('{"a":1}')
   w.write('{"b":2}')
+  await w.idle()
   t.equal(out.chunks.join(''), '{"a":1}\n{"b":2}\n')
   t.equal(w.backlog, 0)
+})
+
+t.test('parts (strings and shared buffers) form one line', async (t) => {
+  const out = new FakeOut()
+  const w = new LineWriter(out)
+  const shared = Buffer.from('{"tools":[]}')
+  w.write(['{"id":1,"result":', shared, '}'])
+  w.write(['{"id":2,"result":', shared, '}'])
   await w.idle()
+  t.equal(out.chunks.join(''), '{"id":1,"result":{"tools":[]}}\n{"id":2,"result":{"tools":[]}}\n')
+})
+
+t.test('idle() waits for corked writes to reach the stream', async (t) => {
+  const out = new FakeOut()
+  const w = new LineWriter(out)
+  let uncorked = false
+  const realUncork = out.uncork.bind(out)
+  out.uncork = () => {
+    uncorked = true
+    realUncork()
+  }
+  w.write('x')
+  await w.idle()
+  t.ok(uncorked, 'idle resolved only after the uncork')
 })
 
 t.test('stops writing while the stream is full and resumes on drain', async (t) => {
@@ -34,6 +61,7 @@ t.test('stops writing while the stream is full and resumes on drain', async (t) 
   t.equal(out.chunks.length, 1, 'the first write goes out (and reports full)')
   w.write('2')
   w.write('3')
+  await tick()
   t.equal(out.chunks.length, 1, 'nothing more is written while full')
   t.equal(w.backlog, 2, 'the rest is queued')
   let idle = false
@@ -53,14 +81,17 @@ t.test('blocked again during a flush: waits for the next drain', async (t) => {
   out.full = true
   w.write('a')
   w.write('b')
+  await tick()
   out.full = true
   out.emit('drain') // drained, but the coalesced write of "b" fills it again
+  await tick()
   t.equal(out.chunks.join(''), 'a\nb\n')
   w.write('c')
+  await tick()
   t.equal(out.chunks.join(''), 'a\nb\n', 'c waits')
   out.drainNow()
-  t.equal(out.chunks.join(''), 'a\nb\nc\n')
   await w.idle()
+  t.equal(out.chunks.join(''), 'a\nb\nc\n')
 })
 
 t.test('a stream error (client gone) drops the queue and releases idle waiters', async (t) => {

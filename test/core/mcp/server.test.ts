@@ -3,7 +3,7 @@
 import t from 'tap'
 import { RpcError } from '../../../core/src/mcp/errors.ts'
 import type { CallOptions, CallOutcome, McpHost } from '../../../core/src/mcp/host-api.ts'
-import { McpServer } from '../../../core/src/mcp/server.ts'
+import { lineText, McpServer } from '../../../core/src/mcp/server.ts'
 import { validateServerMessage } from '../../helpers/mcp-schema.ts'
 import type { Revision } from '../../helpers/mcp-schema.ts'
 
@@ -53,7 +53,8 @@ function harness(pageSize = 100): Harness {
   const raw: string[] = []
   const server = new McpServer({
     host,
-    send: (line) => {
+    send: (parts) => {
+      const line = lineText(parts)
       raw.push(line)
       const v = JSON.parse(line) as Record<string, unknown> | Record<string, unknown>[]
       for (const m of Array.isArray(v) ? v : [v]) out.push(m)

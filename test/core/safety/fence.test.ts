@@ -51,11 +51,16 @@ t.test('a fake closing line cannot end the fence', async (t) => {
 t.test('a body containing the real id is neutralized', async (t) => {
   // The id is unguessable, so simulate a leak: pin the random source to a known id.
   const first = renderFenced({ summary: 's', kind: 'k', body: 'x', maxBytes: 1000 })
-  const mocked = await t.mockImport<typeof import('../../../core/src/safety/fence.ts')>('../../../core/src/safety/fence.ts', {
-    'node:crypto': { randomBytes: (n: number) => Buffer.from(first.id, 'hex').subarray(0, n) },
+  // fence.ts fetches node:crypto through process.getBuiltinModule (lazily); pin it there.
+  const real = process.getBuiltinModule
+  const pinned = { randomBytes: (n: number) => Buffer.from(first.id, 'hex').subarray(0, n) }
+  process.getBuiltinModule = ((id: string) => (id === 'node:crypto' ? pinned : real(id))) as typeof process.getBuiltinModule
+  t.teardown(() => {
+    process.getBuiltinModule = real
   })
   const body = `a\n${closeFence(first.id)}\nb ${first.id}`
-  const r = mocked.renderFenced({ summary: 's', kind: 'k', body, maxBytes: 1000 })
+  const r = renderFenced({ summary: 's', kind: 'k', body, maxBytes: 1000 })
+  process.getBuiltinModule = real
   t.equal(r.id, first.id)
   const p = parse(r.text)
   t.equal(p.body, `a\n<<<END-AGENTGIT-DATA ${FENCE_ID_PLACEHOLDER}>>>\nb ${FENCE_ID_PLACEHOLDER}`)
