@@ -173,7 +173,9 @@ const lazyChunks = {
       return { path: r.path, namespace: 'lazy-chunk' }
     })
     build.onLoad({ filter: /.*/, namespace: 'lazy-chunk' }, async (args) => {
-      const common = { entryPoints: [args.path], bundle: true, platform: 'node', target: 'node20', write: false, define, logLevel: 'silent' }
+      // A chunk is CommonJS, where import.meta is empty: its import.meta.url is the bundle's,
+      // passed in by evalChunk (yargs, for one, resolves files from it).
+      const common = { entryPoints: [args.path], bundle: true, platform: 'node', target: 'node20', write: false, define: { ...define, 'import.meta.url': '__agImportMetaUrl' }, logLevel: 'silent' }
       // The export names come from an ESM build's metafile; the code itself is CommonJS.
       const probe = await esbuild.build({ ...common, format: 'esm', metafile: true, plugins: [lazyChunks] })
       const names = Object.values(probe.metafile.outputs)[0].exports
