@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import { AgwpError, forbidden } from './errors.ts';
+import { AgwpError, forbidden, invalid, notFound } from './errors.ts';
+import { checkRepoName } from './paths.ts';
 import type { Store, Op } from './store.ts';
 import { ROLES, type Role, type Scope, type TokenRec, type RunRec, DEFAULT_POLICY, type Policy } from './types.ts';
 import { nowIso } from './util.ts';
@@ -40,9 +41,11 @@ export interface Caller {
   run?: RunRec;
   /** principal, or principal#run-N inside a run */
   actor: string;
+  /** AGWP-Repo: the one repository this request may act on. */
+  repoScope?: string;
 }
 
-export function authenticate(store: Store, header: string | undefined, runHeader: string | undefined): Caller {
+export function authenticate(store: Store, header: string | undefined, runHeader: string | undefined, repoHeader?: string): Caller {
   const m = header ? /^Bearer ([A-Za-z0-9_\-.~+/=]{10,200})$/.exec(header) : null;
   if (!m || !m[1]) throw new AgwpError('unauthenticated', 'missing or malformed bearer token');
   const h = hashToken(m[1]);
@@ -53,15 +56,37 @@ export function authenticate(store: Store, header: string | undefined, runHeader
   if (Date.parse(rec.expires_at) <= Date.now()) throw new AgwpError('unauthenticated', 'token expired');
   const kind = rec.principal.startsWith('agent:') ? 'agent' : 'human';
   const caller: Caller = { token: rec, principal: rec.principal, kind, actor: rec.principal };
+  if (repoHeader !== undefined && repoHeader !== '') {
+    try {
+      caller.repoScope = checkRepoName(repoHeader);
+    } catch {
+      throw invalid('AGWP-Repo is not a valid repository name', { header: 'AGWP-Repo' });
+    }
+  }
   if (runHeader !== undefined && runHeader !== '') {
     const run = store.get('runs', runHeader);
-    if (!run) throw forbidden(`run '${runHeader.slice(0, 64)}' does not exist`, { run_id: runHeader.slice(0, 64) });
+    // A run of another repository than AGWP-Repo is answered as if it did not exist.
+    if (!run || (caller.repoScope !== undefined && run.repo !== caller.repoScope)) {
+      const where = caller.repoScope !== undefined ? ` in repository '${caller.repoScope}'` : '';
+      throw forbidden(`run '${runHeader.slice(0, 64)}' does not exist${where}`, { run_id: runHeader.slice(0, 64) });
+    }
     if (run.principal !== rec.principal) throw forbidden('run belongs to another principal', { run_id: run.run_id });
     if (run.state !== 'active' || Date.parse(run.lease_expires_at) <= Date.now()) throw forbidden('run is not active (released or expired)', { run_id: run.run_id });
     caller.run = run;
     caller.actor = `${rec.principal}#${run.run_id}`;
   }
   return caller;
+}
+
+/**
+ * An object looked up by id, as the caller may see it: missing, or (with AGWP-Repo) in
+ * another repository, is the same 404, so the header reveals nothing about other repositories.
+ */
+export function inScope<T extends { repo: string }>(caller: Caller, rec: T | undefined, kind: string, id: string, key: string = kind): T {
+  if (rec && (caller.repoScope === undefined || rec.repo === caller.repoScope)) return rec;
+  const shown = id.slice(0, 64);
+  if (caller.repoScope === undefined) throw notFound(`${kind} '${shown}' not found`, { [key]: shown });
+  throw notFound(`no ${kind} '${shown}' in repository '${caller.repoScope}'`, { [key]: shown, repo: caller.repoScope });
 }
 
 export function roleOf(store: Store, repo: string, principal: string): Role | null {
@@ -82,6 +107,9 @@ export function tokenCoversRepo(t: TokenRec, repo: string): boolean {
 export function authorize(store: Store, caller: Caller, scope: Scope, repo: string | null, minRole: Role | null): void {
   if (!caller.token.scopes.includes(scope)) throw forbidden(`token lacks the '${scope}' scope`, { needed_scope: scope, scopes: caller.token.scopes });
   if (repo === null) return;
+  if (caller.repoScope !== undefined && repo !== caller.repoScope) {
+    throw forbidden(`this request is limited to repository '${caller.repoScope}' (AGWP-Repo), not '${repo}'`, { repo, agwp_repo: caller.repoScope });
+  }
   if (!tokenCoversRepo(caller.token, repo)) throw forbidden(`token is not valid for repository '${repo}'`, { repo });
   if (minRole !== null) {
     const role = roleOf(store, repo, caller.principal);

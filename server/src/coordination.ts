@@ -1,7 +1,7 @@
 import { minimatch } from 'minimatch';
 import type { Ctx } from './context.ts';
-import { authorize, roleAtLeast, roleOf, type Caller } from './auth.ts';
-import { conflict, forbidden, invalid, notFound } from './errors.ts';
+import { authorize, inScope, roleAtLeast, roleOf, type Caller } from './auth.ts';
+import { conflict, forbidden, invalid } from './errors.ts';
 import type { Op } from './store.ts';
 import type { LeaseRec, RunRec, TaskRec } from './types.ts';
 import { nowIso } from './util.ts';
@@ -53,8 +53,7 @@ export function listTasks(ctx: Ctx, caller: Caller, repo: string, state: string 
 }
 
 export function getTask(ctx: Ctx, caller: Caller, id: string): TaskRec {
-  const t = ctx.store.get('tasks', id);
-  if (!t) throw notFound(`task '${id.slice(0, 64)}' not found`, { task: id.slice(0, 64) });
+  const t = inScope(caller, ctx.store.get('tasks', id), 'task', id);
   authorize(ctx.store, caller, 'read', t.repo, 'reader');
   return t;
 }
@@ -88,8 +87,7 @@ export function claimTask(ctx: Ctx, caller: Caller, id: string, ttlS: number | u
 }
 
 function ownRun(ctx: Ctx, caller: Caller, id: string): RunRec {
-  const r = ctx.store.get('runs', id);
-  if (!r) throw notFound(`run '${id.slice(0, 64)}' not found`, { run_id: id.slice(0, 64) });
+  const r = inScope(caller, ctx.store.get('runs', id), 'run', id, 'run_id');
   authorize(ctx.store, caller, 'coordinate', r.repo, 'contributor');
   if (r.principal !== caller.principal) throw forbidden('run belongs to another principal', { run_id: id });
   return r;
@@ -140,8 +138,7 @@ export function releaseRun(ctx: Ctx, caller: Caller, id: string, outcome: 'done'
 }
 
 export function getRun(ctx: Ctx, caller: Caller, id: string): RunRec {
-  const r = ctx.store.get('runs', id);
-  if (!r) throw notFound(`run '${id.slice(0, 64)}' not found`, { run_id: id.slice(0, 64) });
+  const r = inScope(caller, ctx.store.get('runs', id), 'run', id, 'run_id');
   authorize(ctx.store, caller, 'read', r.repo, 'reader');
   return r;
 }
@@ -216,8 +213,7 @@ export function acquireLease(ctx: Ctx, caller: Caller, repo: string, paths: stri
 }
 
 export function releaseLease(ctx: Ctx, caller: Caller, id: string): void {
-  const l = ctx.store.get('leases', id);
-  if (!l) throw notFound(`lease '${id.slice(0, 64)}' not found`, { lease: id.slice(0, 64) });
+  const l = inScope(caller, ctx.store.get('leases', id), 'lease', id);
   authorize(ctx.store, caller, 'coordinate', l.repo, 'contributor');
   if (l.principal !== caller.principal && !roleAtLeast(roleOf(ctx.store, l.repo, caller.principal), 'maintainer')) throw forbidden('lease belongs to another principal', { lease: id, holder: l.holder });
   if (l.released) throw conflict('lease already released', { lease: id });

@@ -109,7 +109,7 @@ async function handle(ctx: Ctx, router: Router, limiter: RateLimiter, log: (m: s
     const m = router.match(method, rel);
     if (m === undefined) throw new AgwpError('not_found', `unknown endpoint ${method} ${rel.slice(0, 200)}`);
     if (m === 'method') throw new AgwpError('not_found', `method ${method} not supported on ${rel.slice(0, 200)}`);
-    const caller = authenticate(ctx.store, header(req, 'authorization'), header(req, 'agwp-run'));
+    const caller = authenticate(ctx.store, header(req, 'authorization'), header(req, 'agwp-run'), header(req, 'agwp-repo'));
     limiter.take(caller.token.id);
     let body: unknown = undefined;
     if (method === 'POST' || method === 'PUT' || method === 'PATCH') {

@@ -1,7 +1,7 @@
 import { minimatch } from 'minimatch';
 import type { Ctx } from './context.ts';
-import { authorize, policyOf, roleAtLeast, roleOf, type Caller } from './auth.ts';
-import { conflict, forbidden, invalid, notFound } from './errors.ts';
+import { authorize, inScope, policyOf, roleAtLeast, roleOf, type Caller } from './auth.ts';
+import { conflict, forbidden, invalid } from './errors.ts';
 import { git } from './git.ts';
 import { casWithIntent } from './intents.ts';
 import { formatCommit, type RawObject } from './objects.ts';
@@ -39,8 +39,7 @@ function messageFor(p: { id: string; title: string; description: string; task?: 
 }
 
 export function getProposal(ctx: Ctx, caller: Caller, id: string): ProposalRec {
-  const p = ctx.store.get('proposals', id);
-  if (!p) throw notFound(`proposal '${id.slice(0, 64)}' not found`, { proposal: id.slice(0, 64) });
+  const p = inScope(caller, ctx.store.get('proposals', id), 'proposal', id);
   authorize(ctx.store, caller, 'read', p.repo, 'reader');
   return p;
 }

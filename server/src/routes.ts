@@ -39,7 +39,7 @@ export function registerRoutes(router: Router): void {
   });
 
   router.add('GET', '/repos', async ({ ctx, caller }) => {
-    const names = ctx.repos.names().filter((n) => tokenCoversRepo(caller.token, n) && roleOf(ctx.store, n, caller.principal) !== null);
+    const names = ctx.repos.names().filter((n) => (caller.repoScope === undefined || n === caller.repoScope) && tokenCoversRepo(caller.token, n) && roleOf(ctx.store, n, caller.principal) !== null);
     const repos = await Promise.all(names.map(async (n) => ({ name: n, default_branch: await ctx.repos.get(n).defaultBranch(), role: roleOf(ctx.store, n, caller.principal) })));
     return { body: { repos } };
   });

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Ctx } from './context.ts';
 import type { Caller } from './auth.ts';
-import { authorize } from './auth.ts';
+import { authorize, inScope } from './auth.ts';
 import { conflict, forbidden, invalid, notFound } from './errors.ts';
 import { listDir, encodeContent, diff, EMPTY_TREE, type TreeEntry } from './gitread.ts';
 import { hashObject, isTreeMode, writeObject, writeObjects, serializeTree, type RawObject, type TreeItem } from './objects.ts';
@@ -16,8 +16,7 @@ import { nowIso } from './util.ts';
 // workspace costs no checkout and proposing it is pure plumbing.
 
 export function getWorkspace(ctx: Ctx, caller: Caller, id: string, write: boolean): WorkspaceRec {
-  const ws = ctx.store.get('workspaces', id);
-  if (!ws) throw notFound(`workspace '${id.slice(0, 64)}' not found`, { workspace: id.slice(0, 64) });
+  const ws = inScope(caller, ctx.store.get('workspaces', id), 'workspace', id);
   authorize(ctx.store, caller, write ? 'workspace' : 'read', ws.repo, write ? 'contributor' : 'reader');
   if (ws.owner !== caller.principal) throw forbidden('workspace belongs to another principal', { workspace: id, owner: ws.owner });
   if (write && ws.state !== 'open') throw conflict('workspace is discarded', { workspace: id });
