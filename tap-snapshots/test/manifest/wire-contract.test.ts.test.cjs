@@ -19,6 +19,10 @@ Object {
       "inputSchema": Object {
         "additionalProperties": false,
         "properties": Object {
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "task": Object {
             "type": "string",
           },
@@ -67,6 +71,10 @@ Object {
           },
           "note": Object {
             "minLength": 1,
+            "type": "string",
+          },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
             "type": "string",
           },
           "run_id": Object {
@@ -120,6 +128,10 @@ Object {
               "blocked",
               "abandoned",
             ],
+            "type": "string",
+          },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
             "type": "string",
           },
           "run_id": Object {
@@ -215,6 +227,10 @@ Object {
         "additionalProperties": false,
         "properties": Object {
           "lease_id": Object {
+            "type": "string",
+          },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
             "type": "string",
           },
         },
@@ -322,6 +338,10 @@ Object {
           "proposal": Object {
             "type": "string",
           },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "run_id": Object {
             "type": "string",
           },
@@ -382,6 +402,10 @@ Object {
             "description": "Why this change; kept with the proposal.",
             "type": "string",
           },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "run_id": Object {
             "type": "string",
           },
@@ -440,6 +464,10 @@ Object {
           "proposal": Object {
             "type": "string",
           },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "run_id": Object {
             "type": "string",
           },
@@ -485,6 +513,10 @@ Object {
             "type": "string",
           },
           "reason": Object {
+            "type": "string",
+          },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
             "type": "string",
           },
           "run_id": Object {
@@ -982,6 +1014,10 @@ Object {
           "proposal": Object {
             "type": "string",
           },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "run_id": Object {
             "type": "string",
           },
@@ -1082,6 +1118,10 @@ Object {
           "diff": Object {
             "type": "boolean",
           },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "workspace": Object {
             "type": "string",
           },
@@ -1141,6 +1181,10 @@ Object {
           "path": Object {
             "type": "string",
           },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "run_id": Object {
             "type": "string",
           },
@@ -1190,6 +1234,10 @@ Object {
             "type": "string",
           },
           "path": Object {
+            "type": "string",
+          },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
             "type": "string",
           },
           "run_id": Object {
@@ -1242,6 +1290,10 @@ Object {
           "overwrite": Object {
             "type": "boolean",
           },
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "run_id": Object {
             "type": "string",
           },
@@ -1287,6 +1339,10 @@ Object {
       "inputSchema": Object {
         "additionalProperties": false,
         "properties": Object {
+          "repo": Object {
+            "description": "The repository the id belongs to; required when the operator limits repositories (--repo).",
+            "type": "string",
+          },
           "run_id": Object {
             "type": "string",
           },
