@@ -52,6 +52,8 @@ export interface ToolSpec {
   group: string
   dataKind: string
   operation?: Operation
+  /** The argument naming the repository the call acts on (checked by the core against --repo). */
+  repoArg?: string
 }
 
 export interface HostInfo {

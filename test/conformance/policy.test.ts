@@ -91,12 +91,15 @@ t.test('--repo, --write-path, path safety and --require-lease refuse before any 
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['log', { repo: 'other' }, /refused by --repo/],
     ['workspace_create', { repo: 'secret-repo' }, /refused by --repo/],
-    ['file_write', { workspace: 'ws-1', path: 'etc/passwd', content: 'x', lease_id: 'l' }, /refused by --write-path/],
-    ['file_write', { workspace: 'ws-1', path: 'src/.env', content: 'x', lease_id: 'l' }, /refused by --write-path/],
-    ['file_write', { workspace: 'ws-1', path: '../../x', content: 'x', lease_id: 'l' }, /refused by path safety/],
-    ['file_delete', { workspace: 'ws-1', path: '.git/config', lease_id: 'l' }, /refused by path safety/],
-    ['file_move', { workspace: 'ws-1', from: 'src/a', to: '/etc/x', lease_id: 'l' }, /refused by path safety/],
-    ['file_write', { workspace: 'ws-1', path: 'src/a.ts', content: 'x' }, /refused by --require-lease: writes need a lease/],
+    ['file_write', { workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'l' }, /refused by --repo: this server may only touch repositories matching team-\*; pass repo/],
+    ['proposal_withdraw', { proposal: 'pr-1' }, /refused by --repo: .*pass repo/],
+    ['file_write', { repo: 'other', workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'l' }, /refused by --repo/],
+    ['file_write', { repo: 'team-a', workspace: 'ws-1', path: 'etc/passwd', content: 'x', lease_id: 'l' }, /refused by --write-path/],
+    ['file_write', { repo: 'team-a', workspace: 'ws-1', path: 'src/.env', content: 'x', lease_id: 'l' }, /refused by --write-path/],
+    ['file_write', { repo: 'team-a', workspace: 'ws-1', path: '../../x', content: 'x', lease_id: 'l' }, /refused by path safety/],
+    ['file_delete', { repo: 'team-a', workspace: 'ws-1', path: '.git/config', lease_id: 'l' }, /refused by path safety/],
+    ['file_move', { repo: 'team-a', workspace: 'ws-1', from: 'src/a', to: '/etc/x', lease_id: 'l' }, /refused by path safety/],
+    ['file_write', { repo: 'team-a', workspace: 'ws-1', path: 'src/a.ts', content: 'x' }, /refused by --require-lease: writes need a lease/],
   ]
   for (const [name, args, re] of cases) {
     const r = await call(p, name, args)
@@ -105,10 +108,11 @@ t.test('--repo, --write-path, path safety and --require-lease refuse before any 
   }
   t.equal(up.requests.length, 0, 'nothing at all was sent for these refusals')
   // A lease the upstream does not confirm: the plugin may look (GET), but nothing is written.
-  const r = await call(p, 'file_write', { workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'lease-x', run_id: 'run-1' })
+  const r = await call(p, 'file_write', { repo: 'team-a', workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'lease-x', run_id: 'run-1' })
   t.equal(r.isError, true)
   t.match(r.text, /--require-lease/)
   t.same(writes(), [], 'no write request')
+  t.ok(up.requests.every((q) => q.headers['agwp-repo'] === 'team-a'), 'the lease lookup ran in the named repository (AGWP-Repo)')
   p.assertValid(t)
   await p.close()
 })

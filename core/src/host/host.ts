@@ -70,7 +70,7 @@ export function createHost(o: HostOptions): McpHost {
       signal: opts.signal,
       log: o.log,
       upstream,
-      tool: { name: tool.name, group: tool.group, dataKind: tool.dataKind, ...(tool.operation ? { operation: tool.operation } : {}) },
+      tool: { name: tool.name, group: tool.group, dataKind: tool.dataKind, ...(tool.operation ? { operation: tool.operation } : {}), ...(tool.repoArg !== undefined ? { repoArg: tool.repoArg } : {}) },
       host: o.hostInfo,
     }
     const policy = await checkCallPolicy(o.policy, tool, argv, plugin, ctx)

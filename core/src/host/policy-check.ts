@@ -49,6 +49,12 @@ async function check(p: CallPolicy, tool: RegisteredTool, args: Record<string, u
   const writeArgs = tool.writePathArgs ?? []
   const repo = tool.repoArg !== undefined ? args[tool.repoArg] : undefined
   if (p.repoGlobs.length === 0 && writeArgs.length === 0) return { args }
+  // A tool that can name its repository must, under --repo: a call by id alone (a workspace,
+  // a proposal, …) would otherwise act on whatever repository the id belongs to. The named
+  // repository is checked below and sent along, and the server refuses an id outside it.
+  if (p.repoGlobs.length > 0 && tool.repoArg !== undefined && (repo === undefined || repo === '')) {
+    return { rule: '--repo', reason: `this server may only touch repositories matching ${p.repoGlobs.join(', ')}; pass ${tool.repoArg} (the repository the call acts on: for an id, the one it belongs to).` }
+  }
   pathsModule ??= import('../policy/paths.ts')
   const paths = await pathsModule
   if (typeof repo === 'string' && p.repoGlobs.length > 0) {

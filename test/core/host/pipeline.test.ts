@@ -4,6 +4,7 @@ import t from 'tap'
 import type { Plugin, ToolArgs } from '../../../core/src/plugin-api.ts'
 import { pluginFailure } from '../../../core/src/plugin-api.ts'
 import { createTestHost } from '../../helpers/test-host.ts'
+import { manifests } from '../../../generated/manifests.js'
 
 const TOKEN = 'agwp_TESTtokenTESTtokenTESTtokenTESTtoken1234'
 
@@ -68,21 +69,82 @@ t.test('--repo, --write-path and path safety refuse before anything is sent', as
   const repo = await h.call('log', { repo: 'other/secret' })
   t.match(repo.text, /refused by --repo: .*Allowed repositories: team\/\*/)
   t.match(repo.text, /other\/secret/, 'the offending value is shown (fenced)')
-  const outside = await h.call('file_write', { workspace: 'w', path: 'etc/passwd', content: 'x' })
+  const outside = await h.call('file_write', { repo: 'team/a', workspace: 'w', path: 'etc/passwd', content: 'x' })
   t.match(outside.text, /refused by --write-path: .*Allowed write paths: src\/\*\*, docs\/\*\.md/)
-  const dot = await h.call('file_write', { workspace: 'w', path: 'src/.env', content: 'x' })
+  const dot = await h.call('file_write', { repo: 'team/a', workspace: 'w', path: 'src/.env', content: 'x' })
   t.match(dot.text, /refused by --write-path/, 'dot files are not matched by **')
   for (const path of ['../x', 'src/../../x', '/etc/passwd', 'src\\x', '.git/config', 'src/.GIT/hooks/x']) {
-    const r = await h.call('file_write', { workspace: 'w', path, content: 'x' })
+    const r = await h.call('file_write', { repo: 'team/a', workspace: 'w', path, content: 'x' })
     t.match(r.text, /refused by path safety/, `${JSON.stringify(path)} refused`)
   }
-  const move = await h.call('file_move', { workspace: 'w', from: 'src/a', to: 'README.md' })
+  const move = await h.call('file_move', { repo: 'team/a', workspace: 'w', from: 'src/a', to: 'README.md' })
   t.match(move.text, /refused by --write-path/, 'both ends of a move are checked')
   t.equal(agwp.calls.length, 0)
-  const ok = await h.call('file_write', { workspace: 'w', path: './src//a.ts', content: 'x' })
+  const ok = await h.call('file_write', { repo: 'team/a', workspace: 'w', path: './src//a.ts', content: 'x' })
   t.equal(ok.isError, false, ok.text)
   t.equal(agwp.calls.length, 1)
   t.equal(agwp.calls[0]?.args['path'], 'src/a.ts', 'the normalized path is what is sent')
+})
+
+t.test('--repo: a tool that names its repository through repoArg must name it; nothing is sent otherwise', async (t) => {
+  const seen: { tool: string; repoArg: string | undefined; args: ToolArgs }[] = []
+  const plugin: Plugin = {
+    name: 'agwp',
+    handlers: {},
+    operation: async (args, ctx) => {
+      seen.push({ tool: ctx.tool.name, repoArg: ctx.tool.repoArg, args })
+      return { ok: true, id: 'x', state: 'open', workspace: 'w', path: 'a', blob: 'b'.repeat(40), size: 1, created: true, run_id: 'r' }
+    },
+  }
+  const h = createTestHost({ plugins: { agwp: plugin, host: hostPlugin }, allow: ['read', 'workspace', 'propose', 'coordinate', 'review'], enable: ['integrate'], policy: { repoGlobs: ['team-*'] } })
+  // Every tool whose manifest declares a repoArg, called with only its other required
+  // arguments: the core knows them from the manifests, not by name.
+  const byId: [string, Record<string, unknown>][] = [
+    ['file_write', { workspace: 'ws-3', path: 'a', content: 'x' }],
+    ['file_delete', { workspace: 'ws-3', path: 'a' }],
+    ['file_move', { workspace: 'ws-3', from: 'a', to: 'b' }],
+    ['workspace_status', { workspace: 'ws-3' }],
+    ['workspace_discard', { workspace: 'ws-3' }],
+    ['propose', { workspace: 'ws-3', title: 't' }],
+    ['proposal_revise', { proposal: 'pr-1', workspace: 'ws-3' }],
+    ['proposal_withdraw', { proposal: 'pr-1' }],
+    ['review_submit', { proposal: 'pr-1', verdict: 'approve' }],
+    ['proposal_integrate', { proposal: 'pr-1' }],
+    ['task_claim', { task: 'task-1' }],
+    ['run_update', { run_id: 'run-1' }],
+    ['run_release', { run_id: 'run-1', outcome: 'done' }],
+    ['lease_release', { lease_id: 'lease-1' }],
+    ['repo_list', {}],
+  ]
+  for (const [name, args] of byId) {
+    const missing = await h.call(name, args)
+    t.equal(missing.isError, true, `${name} without repo`)
+    t.match(missing.text, /refused by --repo: this server may only touch repositories matching team-\*; pass repo \(the repository the call acts on: for an id, the one it belongs to\)\./, `${name}: names the rule and what to pass`)
+    const empty = await h.call(name, { ...args, repo: '' })
+    t.match(empty.text, /refused by --repo/, `${name} with an empty repo`)
+    const outside = await h.call(name, { ...args, repo: 'other' })
+    t.match(outside.text, /refused by --repo: .*Allowed repositories: team-\*/, `${name} with a repository outside --repo`)
+  }
+  t.equal(seen.length, 0, 'the plugin saw none of these calls')
+  const ok = await h.call('file_write', { repo: 'team-a', workspace: 'ws-3', path: 'a', content: 'x' })
+  t.equal(ok.isError, false, ok.text)
+  t.same(seen, [{ tool: 'file_write', repoArg: 'repo', args: { repo: 'team-a', workspace: 'ws-3', path: 'a', content: 'x' } }], 'the plugin learns the repoArg from ctx.tool')
+  const tools = createTestHost({ plugins: { agwp: plugin, host: hostPlugin }, allow: ['read', 'workspace', 'propose', 'coordinate', 'review'], enable: ['integrate'] })
+  seen.length = 0
+  t.equal((await tools.call('file_write', { workspace: 'ws-3', path: 'a', content: 'x' })).isError, false, 'without --repo, repo stays optional')
+  t.equal(seen[0]?.args['repo'], undefined)
+})
+
+t.test('every tool that takes a repository-bound id declares repoArg, as an input it has', async (t) => {
+  const ids = ['workspace', 'proposal', 'task', 'run_id', 'lease_id']
+  for (const m of manifests) {
+    for (const tool of m.tools) {
+      const props = Object.keys(tool.input.properties)
+      if (tool.repoArg !== undefined) t.ok(props.includes(tool.repoArg), `${tool.name}: repoArg ${tool.repoArg} is an input`)
+      const required = tool.input.required ?? []
+      if (ids.some((k) => required.includes(k))) t.equal(tool.repoArg, 'repo', `${tool.name} takes an id and declares repoArg`)
+    }
+  }
 })
 
 t.test('--require-lease: no lease id, or a lease the plugin does not confirm, is refused', async (t) => {
