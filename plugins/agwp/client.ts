@@ -18,6 +18,8 @@ export interface AgwpRequest {
   body?: Record<string, unknown>
   /** Sent as the AGWP-Run header. */
   runId?: string
+  /** Sent as the AGWP-Repo header: the server refuses any object of another repository. */
+  repo?: string
 }
 
 export interface AgwpClient {
@@ -54,6 +56,7 @@ async function send(g: Got, base: string, up: UpstreamSettings, tokens: TokenSou
   const url = new URL(base + req.path)
   for (const [k, v] of req.query ?? []) url.searchParams.append(k, v)
   if (req.runId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.runId)) throw pluginFailure('invalid', 'run_id must be printable ASCII without spaces (as task_claim returned it)')
+  if (req.repo !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.repo)) throw pluginFailure('invalid', 'repo must be a repository name (printable ASCII without spaces)')
   const deadline = AbortSignal.timeout(up.timeoutMs)
   const both = AbortSignal.any([signal, deadline])
   let token = await tokens.current()
@@ -97,6 +100,7 @@ async function send(g: Got, base: string, up: UpstreamSettings, tokens: TokenSou
 function once(g: Got, url: URL, req: AgwpRequest, token: string, cap: number, signal: AbortSignal): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` }
   if (req.runId !== undefined) headers['agwp-run'] = req.runId
+  if (req.repo !== undefined) headers['agwp-repo'] = req.repo
   const hasBody = req.method === 'POST' || req.method === 'PUT'
   if (hasBody) headers['content-type'] = 'application/json'
   const stream = g.stream(url, { method: req.method, headers, signal, ...(hasBody ? { body: JSON.stringify(req.body ?? {}) } : {}) })

@@ -1,6 +1,7 @@
 // The generic executor: a manifest `operation` plus validated arguments become one AGWP
 // request. Path arguments are URL-encoded per segment; query arguments that are absent are
-// omitted; the body maps argument names to fields; the run header carries the run id.
+// omitted; the body maps argument names to fields; the run header carries the run id; and
+// every request of a call that names its repository carries AGWP-Repo (see `scoped`).
 import { pluginFailure } from '../../core/src/plugin-api.ts'
 import type { Operation, ToolArgs, ToolContext } from '../../core/src/plugin-api.ts'
 import type { AgwpClient, AgwpRequest } from './client.ts'
@@ -31,6 +32,21 @@ export function toRequest(op: Operation, args: ToolArgs): AgwpRequest {
 export async function execute(ctx: ToolContext, args: ToolArgs, op: Operation | undefined = ctx.tool.operation): Promise<Record<string, unknown>> {
   if (!op) throw pluginFailure('not_configured', `tool ${ctx.tool.name} declares no operation`)
   return clientOf(ctx).send(toRequest(op, args), ctx.signal)
+}
+
+/**
+ * The call's context with every request limited to the repository the call names through its
+ * manifest repoArg (the core has checked it against --repo): the client sends AGWP-Repo, and the
+ * server answers an id of another repository as absent. Requests a handler builds from other
+ * arguments (a run it looks up, a lease check) carry it too. No repository named: ctx as is.
+ */
+export function scoped(ctx: ToolContext, args: ToolArgs): ToolContext {
+  const name = ctx.tool.repoArg
+  const repo = name !== undefined ? args[name] : undefined
+  if (typeof repo !== 'string' || repo === '') return ctx
+  const client = clientOf(ctx)
+  const upstream: AgwpClient = { send: (req, signal) => client.send(req.repo === undefined ? { ...req, repo } : req, signal) }
+  return { ...ctx, upstream }
 }
 
 export function clientOf(ctx: ToolContext): AgwpClient {

@@ -1,7 +1,9 @@
 // The generic executor against a real local HTTP listener: what goes on the wire.
 import t from 'tap'
 import { isPluginFailure } from '../../../core/src/plugin-api.ts'
-import { execute, toRequest } from '../../../plugins/agwp/executor.ts'
+import type { Operation, ToolContext } from '../../../core/src/plugin-api.ts'
+import plugin from '../../../plugins/agwp/index.ts'
+import { execute, scoped, toRequest } from '../../../plugins/agwp/executor.ts'
 import { ctxFor, envFor, listen } from './_listener.ts'
 
 const l = await listen()
@@ -75,4 +77,36 @@ t.test('a DELETE is sent complete, without a body', async (t) => {
   const ctx = ctxFor(envFor(l.url), { method: 'DELETE', path: '/leases/{lease_id}' })
   t.same(await execute(ctx, { lease_id: 'lease-1' }), { ok: true })
   t.match(l.seen[0], { method: 'DELETE', url: '/agwp/v1/leases/lease-1', body: '' })
+})
+
+/** A context for a tool whose manifest names its repository through repoArg `repo`. */
+function withRepoArg(op: Operation): ToolContext {
+  const ctx = ctxFor(envFor(l.url), op)
+  return { ...ctx, tool: { ...ctx.tool, repoArg: 'repo' } }
+}
+
+t.test('AGWP-Repo: sent whenever the tool declares a repoArg and the call gives it', async (t) => {
+  const write = withRepoArg({ method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path', 'content'] })
+  await plugin.operation!({ repo: 'demo', workspace: 'ws-3', path: 'a', content: 'x' }, write)
+  t.equal(l.seen[0]?.headers['agwp-repo'], 'demo', 'an id-taking tool sends the repository it names')
+  t.same(JSON.parse(l.seen[0]?.body ?? ''), { path: 'a', content: 'x' }, 'repo is not a body field')
+  t.equal(l.seen[0]?.url, '/agwp/v1/workspaces/ws-3/files')
+  const log = withRepoArg({ method: 'GET', path: '/repos/{repo}/log' })
+  await plugin.operation!({ repo: 'demo' }, log)
+  t.equal(l.seen[1]?.headers['agwp-repo'], 'demo', 'also when the path already names it')
+  await plugin.operation!({ workspace: 'ws-3', path: 'a', content: 'x' }, write)
+  t.equal(l.seen[2]?.headers['agwp-repo'], undefined, 'no repo given (no --repo): no header')
+  const noArg = ctxFor(envFor(l.url), { method: 'GET', path: '/repos/{repo}/log' })
+  await plugin.operation!({ repo: 'demo' }, noArg)
+  t.equal(l.seen[3]?.headers['agwp-repo'], undefined, 'a tool without repoArg: no header')
+})
+
+t.test('AGWP-Repo: every request of the call carries it, also those a handler builds from other arguments', async (t) => {
+  const ctx = scoped(withRepoArg({ method: 'GET', path: '/whoami' }), { repo: 'demo' })
+  await execute(ctx, {}, { method: 'GET', path: '/whoami' })
+  await execute(ctx, { run_id: 'run-1' }, { method: 'POST', path: '/runs/{run_id}/notes', body: ['body'] })
+  t.same(l.seen.map((s) => s.headers['agwp-repo']), ['demo', 'demo'])
+  const bad = await plugin.operation!({ repo: 'de\r\nmo', workspace: 'ws-3', path: 'a', content: 'x' }, withRepoArg({ method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path'] })).catch((x: unknown) => x)
+  t.ok(isPluginFailure(bad) && bad.code === 'invalid', 'a header-breaking repository is refused')
+  t.equal(l.seen.length, 2, 'and not sent')
 })

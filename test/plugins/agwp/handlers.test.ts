@@ -102,3 +102,24 @@ t.test('confirmLease: held by the run, covering every path', async (t) => {
   t.match(await q({ runId: undefined, repo: 'r' }), { ok: false, reason: /pass the run_id/ })
   t.match(await q({ args: { workspace: 'ws-404' } }), { ok: false, reason: /could not be confirmed: the upstream answered not_found \(404\)/ })
 })
+
+t.test('handlers in a repository scope: every request they make carries AGWP-Repo', async (t) => {
+  const scopedCall = (name: string, args: Record<string, unknown>) => {
+    const ctx = ctxFor(env, undefined, undefined, name)
+    return plugin.handlers[name]!(args, { ...ctx, tool: { ...ctx.tool, repoArg: 'repo' } }) as Promise<Record<string, unknown>>
+  }
+  await scopedCall('task_list', { repo: 'r', task: 'task-1' })
+  await scopedCall('run_update', { repo: 'r', run_id: 'run-2', note: 'n' })
+  await scopedCall('workspace_status', { repo: 'r', workspace: 'ws-1', diff: true })
+  t.same(sent(), ['GET /agwp/v1/tasks/task-1', 'GET /agwp/v1/runs/run-2', 'POST /agwp/v1/runs/run-2/notes', 'POST /agwp/v1/runs/run-2/heartbeat', 'GET /agwp/v1/workspaces/ws-1', 'GET /agwp/v1/workspaces/ws-1/diff'])
+  t.same(l.seen.map((s) => s.headers['agwp-repo']), Array(6).fill('r'))
+})
+
+t.test('confirmLease with the repo argument: looks there, with AGWP-Repo, without reading the workspace', async (t) => {
+  const ctx = ctxFor(env, undefined, undefined, 'file_write')
+  const scopedCtx = { ...ctx, tool: { ...ctx.tool, repoArg: 'repo' } }
+  const v = await plugin.confirmLease!({ leaseId: 'lease-1', runId: 'run-2', repo: 'r', paths: ['src/a.ts'], args: { repo: 'r', workspace: 'ws-1' } }, scopedCtx)
+  t.same(v, { ok: true })
+  t.same(sent(), ['GET /agwp/v1/repos/r/leases?limit=1000'], 'no workspace lookup: the repository was given')
+  t.equal(l.seen[0]?.headers['agwp-repo'], 'r')
+})
