@@ -72,9 +72,9 @@ async function main(): Promise<number> {
     })
     say(`ag-server listening on ${url}`)
 
-    step('agent:alice works the task through ag-mcp (MCP 2026-07-28, default groups)')
+    step('agent:alice works the task through ag-mcp (MCP 2026-07-28, default groups, --repo demo --write-path "docs/**" --write-path README.md --require-lease)')
     const mcp = (tokenFile: string, ...flags: string[]) => [process.execPath, agMcp, '--upstream', url, '--token-file', tokenFile, '--log-level', 'warn', ...flags]
-    const session = await runSession({ command: mcp(alice), repo: 'demo', print: (l) => say(`  ${l}`) })
+    const session = await runSession({ command: mcp(alice, '--repo', 'demo', '--write-path', 'docs/**', '--write-path', 'README.md', '--require-lease'), repo: 'demo', print: (l) => say(`  ${l}`) })
     if (!session.proposal) throw new Error('the agent did not get a proposal in')
 
     const once = async (command: string[], name: string, args: Record<string, unknown>, revision?: string) => {
@@ -93,14 +93,14 @@ async function main(): Promise<number> {
     say(notes.text.split('\n').map((l) => `    | ${l}`).join('\n'))
 
     step('the agent cannot integrate: the integrate group is off unless the operator passes --enable-integrate')
-    await once(mcp(alice), 'proposal_integrate', { proposal: session.proposal })
+    await once(mcp(alice), 'proposal_integrate', { repo: 'demo', proposal: session.proposal })
 
     step('human:bob reviews through ag-mcp; review must be named in --allow (MCP 2025-06-18 this time)')
-    await once(mcp(bob), 'review_submit', { proposal: session.proposal, verdict: 'approve', body: 'Clear and small.' }, '2025-06-18')
-    await once(mcp(bob, '--allow', 'read,review'), 'review_submit', { proposal: session.proposal, verdict: 'approve', body: 'Clear and small.' }, '2025-06-18')
+    await once(mcp(bob), 'review_submit', { repo: 'demo', proposal: session.proposal, verdict: 'approve', body: 'Clear and small.' }, '2025-06-18')
+    await once(mcp(bob, '--allow', 'read,review'), 'review_submit', { repo: 'demo', proposal: session.proposal, verdict: 'approve', body: 'Clear and small.' }, '2025-06-18')
 
     step('human:carol integrates with --enable-integrate (warned at start and on every call)')
-    await once(mcp(carol, '--enable-integrate'), 'proposal_integrate', { proposal: session.proposal })
+    await once(mcp(carol, '--enable-integrate'), 'proposal_integrate', { repo: 'demo', proposal: session.proposal })
     await once(mcp(carol), 'log', { repo: 'demo', limit: 3 })
 
     step(`done: ${session.failures === 0 ? 'every agent call succeeded' : `${session.failures} agent call(s) failed`}`)

@@ -45,7 +45,7 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
     await client.close()
     return { proposal: undefined, runId: undefined, failures: failures + 1 }
   }
-  const claim = await call('task_claim', { task: task.id, ttl_s: 600 })
+  const claim = await call('task_claim', { repo: o.repo, task: task.id, ttl_s: 600 })
   const runId = claim.structured?.['run_id'] as string | undefined
   await call('log', { repo: o.repo, limit: 3 })
   const readme = await call('file_read', { repo: o.repo, path: 'README.md' })
@@ -53,7 +53,8 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
   const workspace = ws.structured?.['id'] as string
   const lease = await call('lease_acquire', { repo: o.repo, paths: ['docs/**', 'README.md'], ttl_s: 600, ...(runId ? { run_id: runId } : {}) })
   const leaseId = lease.structured?.['id'] as string | undefined
-  const inRun = { ...(runId ? { run_id: runId } : {}), ...(leaseId ? { lease_id: leaseId } : {}) }
+  // Every call names its repository: under --repo, ag-mcp requires it of calls that act on an id.
+  const inRun = { repo: o.repo, ...(runId ? { run_id: runId } : {}), ...(leaseId ? { lease_id: leaseId } : {}) }
   await call('file_write', {
     workspace,
     path: 'docs/getting-started.md',
@@ -63,8 +64,9 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
   const blob = readme.structured?.['blob'] as string | undefined
   const text = (readme.structured?.['content'] as string | undefined) ?? ''
   await call('file_write', { workspace, path: 'README.md', content: `${text.trimEnd()}\n\nSee docs/getting-started.md.\n`, ...(blob ? { if_match: blob } : {}), ...inRun })
-  await call('workspace_status', { workspace, diff: true })
+  await call('workspace_status', { repo: o.repo, workspace, diff: true })
   const proposed = await call('propose', {
+    repo: o.repo,
     workspace,
     title: `Add a getting-started guide (${task.title})`,
     description: 'Adds docs/getting-started.md and links it from the README.',
@@ -74,8 +76,8 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
   })
   const proposal = proposed.structured?.['id'] as string | undefined
   if (runId) {
-    await call('run_update', { run_id: runId, note: `Proposed ${proposal ?? '(failed)'}; a reviewer should check the wording.` })
-    await call('run_release', { run_id: runId, outcome: proposal ? 'done' : 'blocked', note: proposal ? `proposal ${proposal}` : 'propose failed' })
+    await call('run_update', { repo: o.repo, run_id: runId, note: `Proposed ${proposal ?? '(failed)'}; a reviewer should check the wording.` })
+    await call('run_release', { repo: o.repo, run_id: runId, outcome: proposal ? 'done' : 'blocked', note: proposal ? `proposal ${proposal}` : 'propose failed' })
   }
   if (proposal) await call('proposal_list', { repo: o.repo, proposal })
   const code = await client.close()
