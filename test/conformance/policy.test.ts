@@ -8,12 +8,20 @@ import { manifests } from '../../generated/manifests.js'
 import type { JsonSchema } from '../../core/src/manifest/types.ts'
 import { startMcp } from '../helpers/mcp-process.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
-import { recordingUpstream } from '../helpers/recording-upstream.ts'
+import { recorder } from './agwp-fixture.ts'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 
 const TOKEN = 'agwp_' + 'Pq7'.repeat(14) + 'Z'
 const tools = manifests.flatMap((m) => m.tools.map((tool) => ({ tool, group: m.group, access: m.access })))
 const selectable = manifests.filter((m) => m.access === 'default' || m.access === 'opt-in').map((m) => m.group)
 const everyProcess: McpProcess[] = []
+
+/** Every request gets an AGWP 404, so callers see a well-formed upstream error. */
+function notFound(_req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(404, { 'content-type': 'application/json' })
+  res.end(JSON.stringify({ error: { code: 'not_found', message: 'nothing here', details: {} } }))
+}
+const recordingUpstream = (answer: (req: IncomingMessage, res: ServerResponse) => void = notFound) => recorder(answer)
 
 /** Arguments that satisfy a tool's input schema, built from its required properties. */
 function sample(schema: JsonSchema): unknown {
