@@ -162,7 +162,9 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
       if (!stdin.isPaused()) stdin.pause()
       return // onCallSettled pumps again
     }
-    if (next < pending.length || writer.blocked) {
+    // Input is held back only while lines wait: pausing stdin for every answer that merely
+    // fills the pipe would cost each sequential request an extra stop/start of the reader.
+    if (next < pending.length) {
       if (!stdin.isPaused()) stdin.pause()
       if (!waiting) {
         waiting = true

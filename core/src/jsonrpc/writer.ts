@@ -8,6 +8,7 @@ export type LineParts = string | readonly (string | Buffer)[]
 
 /** Queued lines are written in corked runs of about this size: few syscalls, bounded buffers. */
 const WRITE_BYTES = 256 * 1024
+const NEWLINE = Buffer.from('\n')
 
 export class LineWriter {
   private queue: LineParts[] = []
@@ -61,6 +62,26 @@ export class LineWriter {
     if (this.corked) return // the pending uncork flushes again
     if (this.backlog === 0 || this.closed) {
       if (!this.waitingForDrain || this.closed) this.notifyIdle()
+      return
+    }
+    if (this.backlog === 1) {
+      // One line (the sequential case): a single write, no cork, no extra tick.
+      const line = this.queue[this.head] as LineParts
+      this.queue = []
+      this.head = 0
+      let full: boolean
+      if (typeof line === 'string') full = !this.out.write(line + '\n')
+      else {
+        // Parts go out as one writev (corked and uncorked at once), shared buffers uncopied.
+        this.out.cork()
+        full = false
+        // All Buffers (small strings come from Node's pool): the writev fast path.
+        for (const part of line) full = !this.out.write(typeof part === 'string' ? Buffer.from(part) : part) || full
+        full = !this.out.write(NEWLINE) || full
+        this.out.uncork()
+      }
+      if (full) this.waitingForDrain = true
+      if (!this.waitingForDrain) this.notifyIdle()
       return
     }
     // Corked: the parts of many lines go out as one writev, and no buffer is copied.

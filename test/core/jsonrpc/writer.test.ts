@@ -48,9 +48,15 @@ t.test('idle() waits for corked writes to reach the stream', async (t) => {
     uncorked = true
     realUncork()
   }
-  w.write('x')
+  out.full = true
+  w.write('x') // fills the stream: the next lines queue up
+  w.write('y')
+  w.write('z')
+  out.full = false
+  out.emit('drain') // two queued lines go out corked, together
   await w.idle()
   t.ok(uncorked, 'idle resolved only after the uncork')
+  t.equal(out.chunks.join(''), 'x\ny\nz\n')
 })
 
 t.test('stops writing while the stream is full and resumes on drain', async (t) => {
