@@ -8,10 +8,11 @@ export type LineParts = string | readonly (string | Buffer)[]
 
 /** Queued lines are written in corked runs of about this size: few syscalls, bounded buffers. */
 const WRITE_BYTES = 256 * 1024
-const NEWLINE = Buffer.from('\n')
+const SCRATCH_BYTES = 64 * 1024
 
 export class LineWriter {
   private queue: LineParts[] = []
+  private scratch: Buffer = Buffer.allocUnsafeSlow(SCRATCH_BYTES)
   /** Index of the first unwritten line in `queue` (advanced instead of shifting). */
   private head = 0
   private waitingForDrain = false
@@ -72,13 +73,7 @@ export class LineWriter {
       let full: boolean
       if (typeof line === 'string') full = !this.out.write(line + '\n')
       else {
-        // Parts go out as one writev (corked and uncorked at once), shared buffers uncopied.
-        this.out.cork()
-        full = false
-        // All Buffers (small strings come from Node's pool): the writev fast path.
-        for (const part of line) full = !this.out.write(typeof part === 'string' ? Buffer.from(part) : part) || full
-        full = !this.out.write(NEWLINE) || full
-        this.out.uncork()
+        full = !this.out.write(this.assemble(line))
       }
       if (full) this.waitingForDrain = true
       if (!this.waitingForDrain) this.notifyIdle()
@@ -116,6 +111,22 @@ export class LineWriter {
       this.out.uncork()
       if (!this.waitingForDrain) this.flush()
     })
+  }
+
+  /**
+   * One contiguous buffer for a line made of parts: a single write is much faster than a
+   * writev. The scratch buffer is reused while the stream takes each write whole at once
+   * (nothing left buffered), so steady traffic allocates nothing; once a write stays
+   * queued, that buffer belongs to the stream and a new one is made.
+   */
+  private assemble(parts: readonly (string | Buffer)[]): Buffer {
+    let size = 1
+    for (const p of parts) size += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.length
+    if (this.scratch.length < size || this.out.writableLength > 0) this.scratch = Buffer.allocUnsafeSlow(Math.max(size, SCRATCH_BYTES))
+    let at = 0
+    for (const p of parts) at += typeof p === 'string' ? this.scratch.write(p, at, 'utf8') : p.copy(this.scratch, at)
+    this.scratch[at++] = 0x0a
+    return this.scratch.subarray(0, at)
   }
 
   private notifyIdle(): void {

@@ -113,3 +113,38 @@ t.test('a stream error (client gone) drops the queue and releases idle waiters',
   w.write('z')
   t.equal(out.chunks.join(''), 'x\n', 'nothing is written after the error')
 })
+
+/** Keeps references to what it was given, and may report it as still queued. */
+class HoldingOut extends Writable {
+  readonly held: Buffer[] = []
+  set queued(n: number) {
+    // writableLength is a getter on Writable's prototype; shadow it on the instance.
+    Object.defineProperty(this, 'writableLength', { value: n, configurable: true })
+  }
+  override write(chunk: unknown): boolean {
+    this.held.push(chunk as Buffer)
+    return true
+  }
+}
+
+t.test('a line of parts is written whole; its buffer is reused only once the stream let go of it', async (t) => {
+  const shared = Buffer.from('{"tools":[]}')
+  const line = (id: number) => [`{"id":${id},"result":`, shared, '}'] as const
+  // The stream keeps everything queued: every line needs a buffer of its own.
+  const busy = new HoldingOut()
+  busy.queued = 10
+  const w = new LineWriter(busy)
+  for (const id of [1, 2, 3]) w.write(line(id))
+  t.same(busy.held.map((b) => b.toString()), [1, 2, 3].map((id) => `{"id":${id},"result":{"tools":[]}}\n`), 'a held line is never overwritten')
+  t.equal(new Set(busy.held.map((b) => b.buffer)).size, 3, 'three buffers')
+  // The stream takes each write whole at once: one buffer serves every line.
+  const free = new HoldingOut()
+  const w2 = new LineWriter(free)
+  const seen: string[] = []
+  for (const id of [1, 2, 3]) {
+    w2.write(line(id))
+    seen.push((free.held.at(-1) as Buffer).toString())
+  }
+  t.same(seen, [1, 2, 3].map((id) => `{"id":${id},"result":{"tools":[]}}\n`))
+  t.equal(new Set(free.held.map((b) => b.buffer)).size, 1, 'no allocation in steady state')
+})
