@@ -35,6 +35,7 @@ export function createTestHost(o: TestHostOptions): TestHost {
     warn: (m, f) => void logs.push(`warn ${m} ${JSON.stringify(f ?? {})}`),
     error: (m, f) => void logs.push(`error ${m} ${JSON.stringify(f ?? {})}`),
   }
+  const secrets = o.secrets ?? []
   const registry = new Registry(manifests)
   const groups = resolveGroups(registry.groups, o.allow, o.enable ?? [])
   if (!groups.ok) throw new Error(groups.error)
@@ -47,7 +48,7 @@ export function createTestHost(o: TestHostOptions): TestHost {
     enabled: groups.enabled,
     plugins: new PluginSet(loaders, { upstream: undefined, tokens, log }),
     log,
-    scrubber: createScrubber(() => o.secrets ?? []),
+    scrubber: createScrubber(() => secrets),
     maxOutputBytes: o.maxOutputBytes ?? 65536,
     rateLimit: createTokenBucket({ ratePerSec: o.ratePerSec ?? 1000, burst: Math.ceil((o.ratePerSec ?? 1000) * 2) }),
     policy: { repoGlobs: [], writeGlobs: [], requireLease: false, ...o.policy },

@@ -6,7 +6,7 @@ import { RpcError } from '../mcp/errors.ts'
 import type { CallOptions, CallOutcome, McpHost, PromptResult, ResourceContents, ServerIdentity, ToolView } from '../mcp/host-api.ts'
 import type { Registry } from '../manifest/registry.ts'
 import type { RegisteredTool } from '../manifest/types.ts'
-import type { HostInfo, Logger, ToolContext } from '../plugin-api.ts'
+import type { HostInfo, Logger, ToolContext, ToolSpec } from '../plugin-api.ts'
 import { isPluginFailure } from '../plugin-api.ts'
 import { disabledToolMessage } from '../policy/groups.ts'
 import type { Scrubber } from '../safety/scrub.ts'
@@ -70,10 +70,11 @@ export function createHost(o: HostOptions): McpHost {
       signal: opts.signal,
       log: o.log,
       upstream,
-      tool: { name: tool.name, group: tool.group, dataKind: tool.dataKind, ...(tool.operation ? { operation: tool.operation } : {}), ...(tool.repoArg !== undefined ? { repoArg: tool.repoArg } : {}) },
+      tool: toolSpec(tool),
       host: o.hostInfo,
     }
-    const policy = await checkCallPolicy(o.policy, tool, argv, plugin, ctx)
+    // Nothing to check (no --repo, no paths written): no extra promise on the common path.
+    const policy = o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length ? { args: argv } : await checkCallPolicy(o.policy, tool, argv, plugin, ctx)
     if ('refusal' in policy) return renderError(tool, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
     const handler = plugin.handlers[tool.name] ?? plugin.operation
     if (!handler) return renderError(tool, `failed: the ${tool.plugin} plugin has no handler for it.`, undefined, env)
@@ -149,6 +150,17 @@ export function createHost(o: HostOptions): McpHost {
       return { description: p.description, messages: p.messages.map((m) => ({ role: m.role, content: { type: 'text', text: fill(m.text) } })) }
     },
   }
+}
+
+/** What a handler may know of its tool, built once per tool (it is the same for every call). */
+const specs = new WeakMap<RegisteredTool, ToolSpec>()
+function toolSpec(tool: RegisteredTool): ToolSpec {
+  let spec = specs.get(tool)
+  if (!spec) {
+    spec = { name: tool.name, group: tool.group, dataKind: tool.dataKind, ...(tool.operation ? { operation: tool.operation } : {}), ...(tool.repoArg !== undefined ? { repoArg: tool.repoArg } : {}) }
+    specs.set(tool, spec)
+  }
+  return spec
 }
 
 function resourceContents(uri: string, mimeType: string, outcome: CallOutcome): ResourceContents[] {

@@ -16,59 +16,59 @@ export interface DeepMapResult {
  * data, the common case, costs one walk and no allocation. When two keys map to the same string,
  * a key that `fn` left unchanged wins over a changed one (so `{"path": a, "path\u200b": b}`
  * keeps `a`), otherwise the first in order wins; the loser is dropped and counted.
- * Throws a TypeError on cycles and on nesting deeper than MAX_DEPTH.
+ * Throws a TypeError on nesting deeper than MAX_DEPTH (which a cycle always reaches).
  */
 export function mapStringsDeep(value: unknown, fn: (s: string) => string): DeepMapResult {
   let droppedKeys = 0
-  const onPath = new Set<object>()
 
+  // No set of visited objects: a cycle is an endless nesting and hits MAX_DEPTH, and skipping
+  // the bookkeeping matters (this runs on every string of every result).
   const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === 'string') return fn(v)
     if (typeof v !== 'object' || v === null) return v
-    if (depth >= MAX_DEPTH) throw new TypeError(`value nested deeper than ${MAX_DEPTH} levels`)
-    if (onPath.has(v)) throw new TypeError('cyclic value')
-    onPath.add(v)
-    try {
-      if (Array.isArray(v)) {
-        let copy: unknown[] | undefined
-        for (let i = 0; i < v.length; i++) {
-          const item: unknown = v[i]
-          const mapped = walk(item, depth + 1)
-          if (copy) copy.push(mapped)
-          else if (mapped !== item) {
-            copy = v.slice(0, i)
-            copy.push(mapped)
-          }
+    if (depth >= MAX_DEPTH) throw new TypeError(`value nested deeper than ${MAX_DEPTH} levels (or cyclic)`)
+    if (Array.isArray(v)) {
+      let copy: unknown[] | undefined
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i]
+        const mapped = walk(item, depth + 1)
+        if (copy) copy.push(mapped)
+        else if (mapped !== item) {
+          copy = v.slice(0, i)
+          copy.push(mapped)
         }
-        return copy ?? v
       }
-      const src = v as Record<string, unknown>
-      const keys = Object.keys(src)
-      const mappedKeys: string[] = []
-      const items: unknown[] = []
-      let same = true
-      for (const key of keys) {
-        const mk = fn(key)
-        const item = walk(src[key], depth + 1)
-        mappedKeys.push(mk)
-        items.push(item)
-        if (mk !== key || item !== src[key]) same = false
-      }
-      if (same) return v
-      const out: Record<string, unknown> = {}
-      const changed: Array<[string, unknown]> = []
-      keys.forEach((key, i) => {
-        if (mappedKeys[i] === key) define(out, key, items[i])
-        else changed.push([mappedKeys[i] as string, items[i]])
-      })
-      for (const [key, item] of changed) {
-        if (Object.prototype.hasOwnProperty.call(out, key)) droppedKeys++
-        else define(out, key, item)
-      }
-      return out
-    } finally {
-      onPath.delete(v)
+      return copy ?? v
     }
+    const src = v as Record<string, unknown>
+    const keys = Object.keys(src)
+    // Collected only from the first change on (the entries before it are src's own).
+    let mappedKeys: string[] | undefined
+    let items: unknown[] | undefined
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string
+      const mk = fn(key)
+      const item = walk(src[key], depth + 1)
+      if (!mappedKeys || !items) {
+        if (mk === key && item === src[key]) continue
+        mappedKeys = keys.slice(0, i)
+        items = mappedKeys.map((k) => src[k])
+      }
+      mappedKeys.push(mk)
+      items.push(item)
+    }
+    if (!mappedKeys || !items) return v
+    const out: Record<string, unknown> = {}
+    const changed: Array<[string, unknown]> = []
+    keys.forEach((key, i) => {
+      if (mappedKeys[i] === key) define(out, key, items[i])
+      else changed.push([mappedKeys[i] as string, items[i]])
+    })
+    for (const [key, item] of changed) {
+      if (Object.prototype.hasOwnProperty.call(out, key)) droppedKeys++
+      else define(out, key, item)
+    }
+    return out
   }
 
   const mapped = walk(value, 0)
