@@ -208,6 +208,7 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
   return exited
 }
 
+/** --help, --version, --print-config: the process prints and exits; no MCP session exists. */
 function print(text: string): number {
   process.stdout.write(text)
   return 0
