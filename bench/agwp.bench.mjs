@@ -20,8 +20,9 @@
 // Environment: BENCH_AGWP_N samples per path per operation (default 2000, at most 20000);
 // BENCH_AGWP_OPS=log (or file_read) measures only that operation;
 // BENCH_AGWP_CPU_PROF=DIR runs ag-mcp with --cpu-prof into DIR (figures then include the profiler).
+import { cpuMs } from './proc.mjs'
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -261,15 +262,9 @@ class StdioChild {
     })
   }
 
-  /** CPU time in ms used so far, all threads (from /proc/<pid>/task/<tid>/schedstat). */
+  /** CPU time in ms used so far, all threads (see proc.mjs). */
   cpuMs() {
-    try {
-      let ns = 0
-      for (const tid of readdirSync(`/proc/${this.pid}/task`)) ns += Number(readFileSync(`/proc/${this.pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
-      return ns / 1e6
-    } catch {
-      return NaN
-    }
+    return cpuMs(this.pid)
   }
 
   /** Closes stdin and waits for the exit (killed after a deadline). */
@@ -279,17 +274,6 @@ class StdioChild {
     const r = await this.exited
     clearTimeout(timer)
     return r
-  }
-}
-
-/** @param {number} pid */
-function cpuMsOf(pid) {
-  try {
-    let ns = 0
-    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
-    return ns / 1e6
-  } catch {
-    return NaN
   }
 }
 
@@ -457,7 +441,7 @@ async function main() {
       if (i === 0) {
         cpuMcp0 = mcp.cpuMs()
         cpuRelay0 = relay.cpuMs()
-        cpuSrv0 = cpuMsOf(server.pid)
+        cpuSrv0 = cpuMs(server.pid)
       }
       // Rotate the order every round: no path always runs first or right after another.
       const k = ((i % 3) + 3) % 3
@@ -468,7 +452,7 @@ async function main() {
     }
     const cpuMcp = (mcp.cpuMs() - cpuMcp0) / N
     const cpuRelay = (relay.cpuMs() - cpuRelay0) / N
-    const cpuSrv = (cpuMsOf(server.pid) - cpuSrv0) / (3 * N)
+    const cpuSrv = (cpuMs(server.pid) - cpuSrv0) / (3 * N)
     const countsAfter = await serverCounts(server)
     const delta = (/** @type {string} */ ua) => (countsAfter[ua] ?? 0) - (countsBefore[ua] ?? 0)
     results.push({ op, lat, bytes, cpuMcp, cpuRelay, cpuSrv, added50: NaN, countMismatch: false, upstream: { mcp: delta('ag-mcp'), direct: delta('bench-direct'), relay: delta('relay'), calls: N + WARMUP } })

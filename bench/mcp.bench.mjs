@@ -14,8 +14,9 @@
 //
 // Environment: BENCH_COLD_RUNS (default 30) cold starts per variant; BENCH_AG_MCP another
 // ag-mcp bundle to measure (default dist/ag-mcp.mjs).
+import { cpuMs } from './proc.mjs'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -105,18 +106,9 @@ class Child {
     return r
   }
 
-  /**
-   * CPU time in ms the process has used so far, all threads (from /proc/<pid>/task/<tid>/schedstat,
-   * nanoseconds on CPU): unlike wall time, barely moved by other load on the machine.
-   */
+  /** CPU time in ms used so far, all threads (see proc.mjs). */
   cpuMs() {
-    try {
-      let ns = 0
-      for (const tid of readdirSync(`/proc/${this.pid}/task`)) ns += Number(readFileSync(`/proc/${this.pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
-      return ns / 1e6
-    } catch {
-      return NaN
-    }
+    return cpuMs(this.pid)
   }
 
   /** Peak resident set size in bytes, from /proc (Linux). */

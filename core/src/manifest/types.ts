@@ -32,24 +32,24 @@ export interface ToolManifest {
   operation?: Operation
 }
 
-export interface ResourceManifest {
-  uri: string
+/** What a resource and a resource template share: shown by the host, served by one tool. */
+interface ResourceCommon {
   name: string
   title?: string
   description: string
   mimeType: string
+  /** The tool whose result is the content. */
   tool: string
+  /** Fixed arguments added to the call. */
   arguments?: Record<string, unknown>
 }
 
-export interface ResourceTemplateManifest {
+export interface ResourceManifest extends ResourceCommon {
+  uri: string
+}
+
+export interface ResourceTemplateManifest extends ResourceCommon {
   uriTemplate: string
-  name: string
-  title?: string
-  description: string
-  mimeType: string
-  tool: string
-  arguments?: Record<string, unknown>
 }
 
 export interface PromptManifest {
