@@ -67,7 +67,9 @@ export function createHost(o: HostOptions): McpHost {
     }
     const { plugin, upstream } = loaded as Awaited<ReturnType<PluginSet['get']>>
     const ctx: ToolContext = {
-      signal: opts.signal,
+      get signal() {
+        return opts.signal // made only if the handler looks (see mcp/lazy-abort.ts)
+      },
       log: o.log,
       upstream,
       tool: toolSpec(tool),

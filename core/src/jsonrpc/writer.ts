@@ -1,36 +1,57 @@
-// The only writer of stdout: one JSON value per line, in the order handed over. It waits for
-// 'drain' when the pipe is full instead of buffering without bound, and `blocked` tells the
-// reader to stop taking requests until the client has read what is already written.
+// The only writer of stdout: one JSON value per line, in the order handed over.
+//
+// Every line is encoded at once into a reusable off-heap block, and the bytes gathered during
+// one tick leave as a single write. So an answer's string dies young however long the client
+// takes to read it: under a burst, strings queued in the stream would live across scavenges and
+// be promoted to V8's old generation, whose garbage is collected late (RSS grows by megabytes).
+// `blocked` tells the reader to stop taking requests while the client is not reading.
 import type { Writable } from 'node:stream'
 
-/** A line as parts: strings and (shared, never copied) buffers, written back to back. */
+/** A line as parts: strings and (shared) buffers, written back to back. */
 export type LineParts = string | readonly (string | Buffer)[]
 
-/** Queued lines are written in corked runs of about this size: few syscalls, bounded buffers. */
-const WRITE_BYTES = 256 * 1024
-const SCRATCH_BYTES = 64 * 1024
+/** Lines are gathered into blocks of this size; a longer line gets a buffer of its own. */
+const BLOCK_BYTES = 64 * 1024
+/** Blocks kept for reuse once the stream is done with them. */
+const SPARE_BLOCKS = 4
+
+/** A block and how many of the writes handed to the stream still point into it. */
+interface Block {
+  buf: Buffer
+  writes: number
+  /** No more lines go into it: it is reused once `writes` is back to 0. */
+  retired: boolean
+  /** Write callback, made once per block so that a write allocates no closure. */
+  done: () => void
+}
 
 export class LineWriter {
-  private queue: LineParts[] = []
-  private scratch: Buffer = Buffer.allocUnsafeSlow(SCRATCH_BYTES)
-  /** Index of the first unwritten line in `queue` (advanced instead of shifting). */
-  private head = 0
-  private waitingForDrain = false
-  /** Writes are corked until the next tick: not yet handed to the stream. */
-  private corked = false
+  private block: Block
+  /** Bytes of `block` filled, and the first of them not yet handed to the stream. */
+  private used = 0
+  private flushed = 0
+  private readonly spare: Block[] = []
+  /** Writes handed to the stream and not yet completed. */
+  private outstanding = 0
+  private scheduled = false
+  private full = false
   private closed = false
   private idleWaiters: (() => void)[] = []
+  private readonly flushTick = (): void => {
+    this.scheduled = false
+    this.flush()
+  }
 
   constructor(private readonly out: Writable) {
+    this.block = this.newBlock()
     out.on('drain', () => {
-      this.waitingForDrain = false
-      this.flush()
+      this.full = false
+      this.maybeIdle()
     })
     // A closed stdout (the client went away) must not crash the process; what is queued is lost.
     out.on('error', () => {
       this.closed = true
-      this.queue = []
-      this.head = 0
+      this.outstanding = 0
       this.notifyIdle()
     })
   }
@@ -38,95 +59,119 @@ export class LineWriter {
   /** `line` must be one serialized JSON value without newlines (JSON.stringify guarantees it). */
   write(line: LineParts): void {
     if (this.closed) return
-    this.queue.push(line)
-    if (!this.waitingForDrain) this.flush()
+    if (typeof line === 'string') this.appendString(line)
+    else this.appendParts(line)
+    if (!this.scheduled) {
+      // The lines of this tick (a burst answered at once, calls settling together) leave as one write.
+      this.scheduled = true
+      process.nextTick(this.flushTick)
+    }
   }
 
-
-  /** Lines accepted but not yet handed to the OS pipe. */
-  get backlog(): number {
-    return this.queue.length - this.head
-  }
-
-  /** True while the pipe is full: the client is not reading as fast as we answer. */
+  /** True while the stream holds more than it wants: the client is not reading as fast as we answer. */
   get blocked(): boolean {
-    return this.waitingForDrain && !this.closed
+    return this.full && !this.closed
   }
 
-  /** Resolves once everything queued has been handed to the stream (or the stream is gone). */
+  /** Resolves once every line written so far has been handed to the OS (or the stream is gone). */
   idle(): Promise<void> {
-    if (this.closed || (this.backlog === 0 && !this.waitingForDrain && !this.corked)) return Promise.resolve()
+    if (this.isIdle()) return Promise.resolve()
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 
-  private flush(): void {
-    if (this.corked) return // the pending uncork flushes again
-    if (this.backlog === 0 || this.closed) {
-      if (!this.waitingForDrain || this.closed) this.notifyIdle()
-      return
-    }
-    if (this.backlog === 1) {
-      // One line (the sequential case): a single write, no cork, no extra tick.
-      const line = this.queue[this.head] as LineParts
-      this.queue = []
-      this.head = 0
-      let full: boolean
-      if (typeof line === 'string') full = !this.out.write(line + '\n')
-      else {
-        full = !this.out.write(this.assemble(line))
-      }
-      if (full) this.waitingForDrain = true
-      if (!this.waitingForDrain) this.notifyIdle()
-      return
-    }
-    // Corked: the parts of many lines go out as one writev, and no buffer is copied.
-    this.out.cork()
-    let bytes = 0
-    let full = false
-    while (this.backlog > 0 && !full && bytes < WRITE_BYTES) {
-      const line = this.queue[this.head++] as LineParts
-      if (typeof line === 'string') {
-        full = !this.out.write(line + '\n')
-        bytes += line.length
-      } else {
-        for (const part of line) {
-          full = !this.out.write(part) || full
-          bytes += part.length
-        }
-        full = !this.out.write('\n') || full
-      }
-    }
-    if (this.head === this.queue.length) {
-      this.queue = []
-      this.head = 0
-    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head) // let written lines be collected
-      this.head = 0
-    }
-    if (full) this.waitingForDrain = true
-    // Uncork after the current tick so the corked writes leave together.
-    this.corked = true
-    process.nextTick(() => {
-      this.corked = false
-      this.out.uncork()
-      if (!this.waitingForDrain) this.flush()
-    })
+  private isIdle(): boolean {
+    return this.closed || (!this.scheduled && this.used === this.flushed && this.outstanding === 0)
   }
 
-  /**
-   * One contiguous buffer for a line made of parts: a single write is much faster than a
-   * writev. The scratch buffer is reused while the stream takes each write whole at once
-   * (nothing left buffered), so steady traffic allocates nothing; once a write stays
-   * queued, that buffer belongs to the stream and a new one is made.
-   */
-  private assemble(parts: readonly (string | Buffer)[]): Buffer {
+  private appendString(line: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: measure only when that bound does not fit.
+    let size = line.length * 3 + 1
+    if (size > BLOCK_BYTES - this.used) {
+      size = Buffer.byteLength(line, 'utf8') + 1
+      if (size > BLOCK_BYTES) return this.writeAlone(Buffer.from(`${line}\n`, 'utf8'))
+      if (size > BLOCK_BYTES - this.used) this.nextBlock()
+    }
+    this.used += this.block.buf.write(line, this.used, 'utf8')
+    this.block.buf[this.used++] = 0x0a
+  }
+
+  private appendParts(parts: readonly (string | Buffer)[]): void {
     let size = 1
     for (const p of parts) size += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.length
-    if (this.scratch.length < size || this.out.writableLength > 0) this.scratch = Buffer.allocUnsafeSlow(Math.max(size, SCRATCH_BYTES))
-    let at = 0
-    for (const p of parts) at += typeof p === 'string' ? this.scratch.write(p, at, 'utf8') : p.copy(this.scratch, at)
-    this.scratch[at++] = 0x0a
-    return this.scratch.subarray(0, at)
+    let buf = this.block.buf
+    let at = this.used
+    if (size > BLOCK_BYTES) {
+      buf = Buffer.allocUnsafeSlow(size)
+      at = 0
+    } else if (size > BLOCK_BYTES - this.used) {
+      this.nextBlock()
+      buf = this.block.buf
+      at = 0
+    }
+    for (const p of parts) at += typeof p === 'string' ? buf.write(p, at, 'utf8') : p.copy(buf, at)
+    buf[at++] = 0x0a
+    if (buf === this.block.buf) this.used = at
+    else this.writeAlone(buf)
+  }
+
+  /** A line longer than a block: what is gathered goes first, then the line, in order. */
+  private writeAlone(bytes: Buffer): void {
+    this.flush()
+    this.outstanding++
+    this.full = !this.out.write(bytes, this.settled) || this.full
+  }
+
+  private readonly settled = (): void => {
+    if (this.closed) return
+    this.outstanding--
+    this.maybeIdle()
+  }
+
+  /** Hands what the current block gathered to the stream. */
+  private flush(): void {
+    if (this.closed || this.used === this.flushed) return this.maybeIdle()
+    const block = this.block
+    block.writes++
+    this.outstanding++
+    const bytes = block.buf.subarray(this.flushed, this.used)
+    this.flushed = this.used
+    this.full = !this.out.write(bytes, block.done) || this.full
+  }
+
+  /** The current block is full: send its rest and continue in a fresh (or reused) one. */
+  private nextBlock(): void {
+    this.flush()
+    const old = this.block
+    old.retired = true
+    if (old.writes === 0) this.recycle(old)
+    this.block = this.spare.pop() ?? this.newBlock()
+    this.block.retired = false
+    this.used = 0
+    this.flushed = 0
+  }
+
+  private newBlock(): Block {
+    const block: Block = {
+      buf: Buffer.allocUnsafeSlow(BLOCK_BYTES),
+      writes: 0,
+      retired: false,
+      done: () => {
+        if (this.closed) return
+        block.writes--
+        this.outstanding--
+        if (block.retired && block.writes === 0) this.recycle(block)
+        this.maybeIdle()
+      },
+    }
+    return block
+  }
+
+  private recycle(block: Block): void {
+    if (this.spare.length < SPARE_BLOCKS) this.spare.push(block)
+  }
+
+  private maybeIdle(): void {
+    if (this.idleWaiters.length > 0 && this.isIdle()) this.notifyIdle()
   }
 
   private notifyIdle(): void {

@@ -41,7 +41,8 @@ export interface PromptView {
 }
 
 export interface CallOptions {
-  signal: AbortSignal
+  /** Made on first access (see lazy-abort.ts): read it only when the work can be cancelled. */
+  readonly signal: AbortSignal
   /** The era can carry structuredContent (every revision but 2025-03-26). */
   structured: boolean
   requestId: RequestId

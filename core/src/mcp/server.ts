@@ -4,8 +4,9 @@
 import { classify, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION } from '../jsonrpc/message.ts'
 import type { Incoming, Params, RequestId } from '../jsonrpc/message.ts'
 import { RpcError } from './errors.ts'
-import type { McpHost } from './host-api.ts'
+import type { CallOptions, McpHost } from './host-api.ts'
 import { decodeCursor, page } from './pagination.ts'
+import { LazyAbort } from './lazy-abort.ts'
 import { Slots } from './slots.ts'
 import { ALL_REVISIONS, eraOf, isLegacyRevision, LEGACY_FALLBACK, META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MODERN_REVISION } from './revisions.ts'
 import type { Era } from './revisions.ts'
@@ -209,12 +210,12 @@ export class McpServer {
       }
       try {
         if (entry.reason) throw entry.reason // cancelled between getting the slot and starting
-        const controller = new AbortController()
+        const cancel = new LazyAbort()
         entry.abort = (r) => {
           entry.reason ??= r
-          controller.abort(r)
+          cancel.abort(r)
         }
-        const line = await this.answerLater(id, method, params, controller.signal)
+        const line = await this.answerLater(id, method, params, cancel)
         if (!cancelled()) reply(line)
       } catch (e) {
         if (!cancelled()) reply(this.failureLine(id, method, e))
@@ -239,10 +240,10 @@ export class McpServer {
   }
 
   /** Produces the response line for a call. */
-  private async answerLater(id: RequestId, method: string, params: Params | undefined, signal: AbortSignal): Promise<OutLine> {
+  private async answerLater(id: RequestId, method: string, params: Params | undefined, cancel: LazyAbort): Promise<OutLine> {
     try {
       const era = this.eraFor(method, params)
-      return this.resultLine(id, era, await this.work(era, method, params ?? {}, id, signal))
+      return this.resultLine(id, era, await this.work(era, method, params ?? {}, id, cancel))
     } catch (e) {
       return this.failureLine(id, method, e)
     }
@@ -328,20 +329,27 @@ export class McpServer {
   }
 
   /** Methods that do real work: a plugin, an upstream. */
-  private async work(era: Era, method: string, params: Params, id: RequestId, signal: AbortSignal): Promise<Record<string, unknown>> {
+  private async work(era: Era, method: string, params: Params, id: RequestId, cancel: LazyAbort): Promise<Record<string, unknown>> {
     const host = this.opts.host
+    const opts: CallOptions = {
+      get signal() {
+        return cancel.signal
+      },
+      structured: era.structured,
+      requestId: id,
+    }
     switch (method) {
       case 'tools/call': {
         const name = params['name']
         if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: tools/call needs "name" (a string)')
         const args = params['arguments'] ?? {}
-        const outcome = await host.callTool(name, args, { signal, structured: era.structured, requestId: id })
+        const outcome = await host.callTool(name, args, opts)
         return callResultShape(era, outcome)
       }
       case 'resources/read': {
         const uri = params['uri']
         if (typeof uri !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: resources/read needs "uri" (a string)')
-        const contents = await host.readResource(uri, { signal, structured: era.structured, requestId: id })
+        const contents = await host.readResource(uri, opts)
         return era.modern ? { contents, ttlMs: 0, cacheScope: 'private' } : { contents }
       }
     }

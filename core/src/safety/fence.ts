@@ -19,12 +19,26 @@ const KIND = /^[a-z][a-z0-9_.-]{0,63}$/
 /** What replaces the fence id should the body contain it (it cannot, short of a leak). */
 export const FENCE_ID_PLACEHOLDER = '[ag-mcp: fence id removed]'
 
+const ID_BYTES = 16
+/** Random bytes drawn ahead, enough for this many ids: one CSPRNG call and no Buffer per call. */
+const POOL_IDS = 256
+let pool: Buffer | undefined
+let poolAt = POOL_IDS * ID_BYTES
+
 /**
- * 128 bits from the CSPRNG, hex. node:crypto is fetched on first use, not imported: loading it
- * costs about 3 ms of start-up, and server/discover or tools/list never need a fence.
+ * 128 bits from the CSPRNG, hex; each byte is used once. node:crypto is fetched on first use,
+ * not imported: loading it costs about 3 ms of start-up, and server/discover or tools/list never
+ * need a fence.
  */
 export function newFenceId(): string {
-  return process.getBuiltinModule('node:crypto').randomBytes(16).toString('hex')
+  if (poolAt === POOL_IDS * ID_BYTES) {
+    pool ??= Buffer.allocUnsafeSlow(POOL_IDS * ID_BYTES)
+    process.getBuiltinModule('node:crypto').randomFillSync(pool)
+    poolAt = 0
+  }
+  const id = (pool as Buffer).toString('hex', poolAt, poolAt + ID_BYTES)
+  poolAt += ID_BYTES
+  return id
 }
 
 export function openFence(id: string, kind: string): string {
@@ -49,6 +63,8 @@ export interface FenceOptions {
   maxBytes: number
   /** Further trusted lines between the summary and the opening fence. */
   notes?: string[]
+  /** The fence id; a fresh one (newFenceId) unless given. Tests pass one to simulate a leaked id. */
+  id?: string
 }
 
 export interface FencedText {
@@ -68,7 +84,7 @@ function oneLine(s: string): string {
 export function renderFenced(opts: FenceOptions): FencedText {
   if (!KIND.test(opts.kind)) throw new TypeError(`invalid data kind ${JSON.stringify(opts.kind)}: must match ${KIND.source}`)
   if (!Number.isSafeInteger(opts.maxBytes) || opts.maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative integer, got ${opts.maxBytes}`)
-  const id = newFenceId()
+  const id = opts.id ?? newFenceId()
   const lines = [oneLine(opts.summary), ...(opts.notes ?? []).map(oneLine)]
   const head = `${lines.join('\n')}\n${openFence(id, opts.kind)}\n`
   const tail = `\n${closeFence(id)}`

@@ -111,54 +111,59 @@ function skipEscape(s: string, i: number): number {
   return i + 1 // lone ESC (end of input, or followed by a control or non-ASCII character)
 }
 
+/** Index of the first code unit that may need removing, or -1 for a clean string (the common case). */
+function firstCandidate(s: string, from: number): number {
+  const n = s.length
+  let i = from
+  // Step in JS for a short stretch (dense dirt, short strings); past it, let the regex engine
+  // jump to the next candidate (long clean stretches scan natively).
+  const stepUntil = Math.min(n, i + JUMP_AFTER)
+  while (i < stepUntil && !needsWork(s.charCodeAt(i))) i++
+  if (i < stepUntil) return i
+  if (i >= n) return -1
+  CANDIDATE.lastIndex = i
+  return CANDIDATE.test(s) ? CANDIDATE.lastIndex - 1 : -1
+}
+
 export function sanitizeText(s: string): SanitizeResult {
+  const first = firstCandidate(s, 0)
+  return first < 0 ? { text: s, removed: 0 } : sanitizeFrom(s, first)
+}
+
+/** Does the work of sanitizeText from the first candidate on. */
+function sanitizeFrom(s: string, first: number): SanitizeResult {
   let removed = 0
   let out = '' // V8 builds `+=` as a rope: cheaper than an array of millions of slices
   let touched = false
   let keepFrom = 0 // start of the pending run of kept characters
-  let i = 0
-  const drop = (from: number, to: number, count: number): void => {
-    out += s.slice(keepFrom, from)
-    touched = true
-    keepFrom = to
-    removed += count
-  }
-  const n = s.length
-  for (;;) {
-    // Near the last hit, step in JS (dense dirt); past JUMP_AFTER clean units, let the regex
-    // engine jump to the next candidate (long clean stretches scan natively).
-    const stepUntil = Math.min(n, i + JUMP_AFTER)
-    while (i < stepUntil && !needsWork(s.charCodeAt(i))) i++
-    if (i >= n) break
-    if (i === stepUntil) {
-      CANDIDATE.lastIndex = i
-      if (!CANDIDATE.test(s)) break
-      i = CANDIDATE.lastIndex - 1
-    }
+  let i = first
+  for (; i >= 0; i = firstCandidate(s, i)) {
     const c = s.charCodeAt(i)
+    let end: number
+    let count = 1
     if (c >= 0xd800 && c <= 0xdfff) {
       const d = s.charCodeAt(i + 1)
       if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
         // U+E0000–U+E007F (tags) are DB40 DC00–DC7F
-        if (c === 0xdb40 && d <= 0xdc7f) drop(i, i + 2, 1)
-        i += 2
-      } else {
-        drop(i, i + 1, 1) // lone surrogate
-        i++
-      }
-      continue
-    }
-    let end: number
-    let count = 1
-    if (c === ESC) end = skipEscape(s, i)
+        if (!(c === 0xdb40 && d <= 0xdc7f)) {
+          i += 2
+          continue
+        }
+        end = i + 2
+      } else end = i + 1 // lone surrogate
+    } else if (c === ESC) end = skipEscape(s, i)
     else if (c === C1_CSI) end = skipCsi(s, i + 1)
     else if (isStringIntroducer8(c)) end = skipString(s, i + 1)
     else if (c === CR && s.charCodeAt(i + 1) === LF) {
       end = i + 1
       count = 0
     } else end = i + 1
-    drop(i, end, count)
+    out += s.slice(keepFrom, i)
+    touched = true
+    keepFrom = end
+    removed += count
     i = end
+    if (i >= s.length) break
   }
   if (!touched) return { text: s, removed: 0 }
   out += s.slice(keepFrom)
@@ -173,7 +178,9 @@ export function sanitizeText(s: string): SanitizeResult {
 export function sanitizeDeep(value: unknown): { value: unknown; removed: number } {
   let removed = 0
   const mapped = mapStringsDeep(value, (s) => {
-    const r = sanitizeText(s)
+    const first = firstCandidate(s, 0)
+    if (first < 0) return s // clean: no result object
+    const r = sanitizeFrom(s, first)
     removed += r.removed
     return r.text
   })

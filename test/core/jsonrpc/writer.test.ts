@@ -2,149 +2,134 @@ import { Writable } from 'node:stream'
 import t from 'tap'
 import { LineWriter } from '../../../core/src/jsonrpc/writer.ts'
 
-/** A Writable that reports "full" (write returns false) until drained by hand. */
-class FakeOut extends Writable {
-  readonly chunks: string[] = []
-  full = false
-  override write(chunk: unknown): boolean {
-    this.chunks.push(String(chunk))
-    return !this.full
+/**
+ * A pipe whose reader is under the test's control: writes complete only when `release()` is
+ * called (as the OS takes bytes from a full pipe), and `highWaterMark` decides when the
+ * stream reports itself full, as net.Socket does.
+ */
+class SlowPipe extends Writable {
+  readonly writes: Buffer[] = []
+  private held: (() => void)[] = []
+  auto = false
+  constructor(highWaterMark = 1024) {
+    super({ highWaterMark })
   }
-  drainNow(): void {
-    this.full = false
-    this.emit('drain')
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
+    this.writes.push(Buffer.from(chunk)) // a copy: what the OS would have received at this moment
+    if (this.auto) cb()
+    else this.held.push(() => cb())
+  }
+  release(): void {
+    const h = this.held
+    this.held = []
+    for (const f of h) f()
+  }
+  get text(): string {
+    return Buffer.concat(this.writes).toString('utf8')
   }
 }
 
-/** Writes are corked until the next tick; let that tick pass. */
 const tick = () => new Promise<void>((r) => process.nextTick(r))
+const turn = () => new Promise<void>((r) => setImmediate(r))
 
-t.test('writes one line per value, newline-terminated, in order', async (t) => {
-  const out = new FakeOut()
+t.test('one JSON value per line, in order; the lines of one tick leave as one write', async (t) => {
+  const out = new SlowPipe()
+  out.auto = true
   const w = new LineWriter(out)
   w.write('{"a":1}')
-  w.write('{"b":2}')
+  w.write(['{"b":', Buffer.from('[2]'), '}'])
+  w.write('{"c":"é€𝄞"}')
+  t.equal(out.writes.length, 0, 'nothing before the end of the tick')
   await w.idle()
-  t.equal(out.chunks.join(''), '{"a":1}\n{"b":2}\n')
-  t.equal(w.backlog, 0)
+  t.equal(out.text, '{"a":1}\n{"b":[2]}\n{"c":"é€𝄞"}\n')
+  t.equal(out.writes.length, 1, 'a single write')
+  w.write('{"d":4}')
+  await w.idle()
+  t.equal(out.text, '{"a":1}\n{"b":[2]}\n{"c":"é€𝄞"}\n{"d":4}\n', 'a later line gets its own write')
 })
 
-t.test('parts (strings and shared buffers) form one line', async (t) => {
-  const out = new FakeOut()
+t.test('blocked while the stream is over its high-water mark; idle() waits until the OS took every byte', async (t) => {
+  const out = new SlowPipe(64)
   const w = new LineWriter(out)
-  const shared = Buffer.from('{"tools":[]}')
-  w.write(['{"id":1,"result":', shared, '}'])
-  w.write(['{"id":2,"result":', shared, '}'])
-  await w.idle()
-  t.equal(out.chunks.join(''), '{"id":1,"result":{"tools":[]}}\n{"id":2,"result":{"tools":[]}}\n')
-})
-
-t.test('idle() waits for corked writes to reach the stream', async (t) => {
-  const out = new FakeOut()
-  const w = new LineWriter(out)
-  let uncorked = false
-  const realUncork = out.uncork.bind(out)
-  out.uncork = () => {
-    uncorked = true
-    realUncork()
-  }
-  out.full = true
-  w.write('x') // fills the stream: the next lines queue up
-  w.write('y')
-  w.write('z')
-  out.full = false
-  out.emit('drain') // two queued lines go out corked, together
-  await w.idle()
-  t.ok(uncorked, 'idle resolved only after the uncork')
-  t.equal(out.chunks.join(''), 'x\ny\nz\n')
-})
-
-t.test('stops writing while the stream is full and resumes on drain', async (t) => {
-  const out = new FakeOut()
-  const w = new LineWriter(out)
-  out.full = true
-  w.write('1')
-  t.equal(out.chunks.length, 1, 'the first write goes out (and reports full)')
-  w.write('2')
-  w.write('3')
+  w.write(`{"pad":"${'x'.repeat(100)}"}`)
   await tick()
-  t.equal(out.chunks.length, 1, 'nothing more is written while full')
-  t.equal(w.backlog, 2, 'the rest is queued')
+  t.ok(w.blocked, 'more than the stream wants')
   let idle = false
   const p = w.idle().then(() => (idle = true))
-  await new Promise((r) => setImmediate(r))
-  t.notOk(idle, 'not idle while blocked')
-  out.drainNow()
+  await turn()
+  t.notOk(idle, 'not idle while the write is pending')
+  out.release()
   await p
-  t.ok(idle, 'idle after drain')
-  t.equal(out.chunks.join(''), '1\n2\n3\n', 'everything, in order, exactly once')
-  t.equal(w.backlog, 0)
+  t.notOk(w.blocked, 'drained')
+  t.ok(idle)
 })
 
-t.test('blocked again during a flush: waits for the next drain', async (t) => {
-  const out = new FakeOut()
+t.test('lines written while blocked are gathered and sent in order, exactly once', async (t) => {
+  const out = new SlowPipe(16)
   const w = new LineWriter(out)
-  out.full = true
-  w.write('a')
-  w.write('b')
-  await tick()
-  out.full = true
-  out.emit('drain') // drained, but the coalesced write of "b" fills it again
-  await tick()
-  t.equal(out.chunks.join(''), 'a\nb\n')
-  w.write('c')
-  await tick()
-  t.equal(out.chunks.join(''), 'a\nb\n', 'c waits')
-  out.drainNow()
+  const want: string[] = []
+  for (let round = 0; round < 5; round++) {
+    for (let i = 0; i < 50; i++) {
+      const line = JSON.stringify({ round, i, pad: 'y'.repeat((round * 37 + i * 11) % 300) })
+      want.push(line)
+      w.write(i % 3 === 0 ? [line.slice(0, 5), Buffer.from(line.slice(5))] : line)
+    }
+    await tick()
+    out.release()
+    await turn()
+  }
+  out.auto = true
+  out.release()
   await w.idle()
-  t.equal(out.chunks.join(''), 'a\nb\nc\n')
+  t.equal(out.text, `${want.join('\n')}\n`)
 })
 
-t.test('a stream error (client gone) drops the queue and releases idle waiters', async (t) => {
-  const out = new FakeOut()
+t.test('a line longer than a block is written whole, after what was gathered before it', async (t) => {
+  const out = new SlowPipe()
+  out.auto = true
   const w = new LineWriter(out)
-  out.full = true
-  w.write('x')
-  w.write('y')
+  const big = JSON.stringify({ big: 'z'.repeat(200_000) })
+  const bigParts = ['{"parts":', Buffer.from(JSON.stringify('q'.repeat(150_000))), '}']
+  w.write('{"first":1}')
+  w.write(big)
+  w.write('{"between":2}')
+  w.write(bigParts)
+  w.write('{"last":3}')
+  await w.idle()
+  t.equal(out.text, `{"first":1}\n${big}\n{"between":2}\n{"parts":${JSON.stringify('q'.repeat(150_000))}}\n{"last":3}\n`)
+})
+
+t.test('many blocks: a block is reused only after the stream finished with it', async (t) => {
+  const out = new SlowPipe(1 << 30)
+  const w = new LineWriter(out)
+  const want: string[] = []
+  // ~640 KiB in lines of ~1 KiB, in ten ticks: several 64 KiB blocks are in flight at once.
+  for (let tickNo = 0; tickNo < 10; tickNo++) {
+    for (let i = 0; i < 64; i++) {
+      const line = JSON.stringify({ tickNo, i, pad: String(tickNo).repeat(1000) })
+      want.push(line)
+      w.write(line)
+    }
+    await tick()
+    if (tickNo % 3 === 2) out.release()
+  }
+  out.auto = true
+  out.release()
+  await w.idle()
+  t.equal(out.text, `${want.join('\n')}\n`, 'no bytes overwritten while the stream still held them')
+})
+
+t.test('a stream error (client gone) releases idle waiters and stops writing', async (t) => {
+  const out = new SlowPipe(16)
+  const w = new LineWriter(out)
+  w.write('x'.repeat(100))
+  await tick()
   const p = w.idle()
   out.emit('error', new Error('EPIPE'))
   await p
-  t.equal(w.backlog, 0)
+  t.notOk(w.blocked)
+  const before = out.writes.length
   w.write('z')
-  t.equal(out.chunks.join(''), 'x\n', 'nothing is written after the error')
-})
-
-/** Keeps references to what it was given, and may report it as still queued. */
-class HoldingOut extends Writable {
-  readonly held: Buffer[] = []
-  set queued(n: number) {
-    // writableLength is a getter on Writable's prototype; shadow it on the instance.
-    Object.defineProperty(this, 'writableLength', { value: n, configurable: true })
-  }
-  override write(chunk: unknown): boolean {
-    this.held.push(chunk as Buffer)
-    return true
-  }
-}
-
-t.test('a line of parts is written whole; its buffer is reused only once the stream let go of it', async (t) => {
-  const shared = Buffer.from('{"tools":[]}')
-  const line = (id: number) => [`{"id":${id},"result":`, shared, '}'] as const
-  // The stream keeps everything queued: every line needs a buffer of its own.
-  const busy = new HoldingOut()
-  busy.queued = 10
-  const w = new LineWriter(busy)
-  for (const id of [1, 2, 3]) w.write(line(id))
-  t.same(busy.held.map((b) => b.toString()), [1, 2, 3].map((id) => `{"id":${id},"result":{"tools":[]}}\n`), 'a held line is never overwritten')
-  t.equal(new Set(busy.held.map((b) => b.buffer)).size, 3, 'three buffers')
-  // The stream takes each write whole at once: one buffer serves every line.
-  const free = new HoldingOut()
-  const w2 = new LineWriter(free)
-  const seen: string[] = []
-  for (const id of [1, 2, 3]) {
-    w2.write(line(id))
-    seen.push((free.held.at(-1) as Buffer).toString())
-  }
-  t.same(seen, [1, 2, 3].map((id) => `{"id":${id},"result":{"tools":[]}}\n`))
-  t.equal(new Set(free.held.map((b) => b.buffer)).size, 1, 'no allocation in steady state')
+  await tick()
+  t.equal(out.writes.length, before, 'nothing is written after the error')
 })

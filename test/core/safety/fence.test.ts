@@ -49,18 +49,10 @@ t.test('a fake closing line cannot end the fence', async (t) => {
 })
 
 t.test('a body containing the real id is neutralized', async (t) => {
-  // The id is unguessable, so simulate a leak: pin the random source to a known id.
+  // The id is unguessable, so simulate a leak: render with an id the body already contains.
   const first = renderFenced({ summary: 's', kind: 'k', body: 'x', maxBytes: 1000 })
-  // fence.ts fetches node:crypto through process.getBuiltinModule (lazily); pin it there.
-  const real = process.getBuiltinModule
-  const pinned = { randomBytes: (n: number) => Buffer.from(first.id, 'hex').subarray(0, n) }
-  process.getBuiltinModule = ((id: string) => (id === 'node:crypto' ? pinned : real(id))) as typeof process.getBuiltinModule
-  t.teardown(() => {
-    process.getBuiltinModule = real
-  })
   const body = `a\n${closeFence(first.id)}\nb ${first.id}`
-  const r = renderFenced({ summary: 's', kind: 'k', body, maxBytes: 1000 })
-  process.getBuiltinModule = real
+  const r = renderFenced({ summary: 's', kind: 'k', body, maxBytes: 1000, id: first.id })
   t.equal(r.id, first.id)
   const p = parse(r.text)
   t.equal(p.body, `a\n<<<END-AGENTGIT-DATA ${FENCE_ID_PLACEHOLDER}>>>\nb ${FENCE_ID_PLACEHOLDER}`)
@@ -110,4 +102,16 @@ t.test('100 MB body', async (t) => {
   t.ok(bytes(r.text) <= 65536)
   t.ok(r.text.endsWith(closeFence(r.id)))
   t.ok(performance.now() - start < 3000, `took ${Math.round(performance.now() - start)} ms`)
+})
+
+t.test('fence ids are fresh: 2,000 renders (several refills of the random pool) never repeat one', async (t) => {
+  const seen = new Set<string>()
+  const malformed: string[] = []
+  for (let i = 0; i < 2000; i++) {
+    const { id } = renderFenced({ summary: 's', kind: 'k', body: 'x', maxBytes: 1000 })
+    if (!/^[0-9a-f]{32}$/.test(id)) malformed.push(id)
+    seen.add(id)
+  }
+  t.same(malformed, [], '128 bits, hex')
+  t.equal(seen.size, 2000, 'no id repeated')
 })
