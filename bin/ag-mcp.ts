@@ -20,6 +20,6 @@ const code = await serveStdio({
   argv: process.argv.slice(2),
   env: process.env,
 })
-// stdout is a pipe (synchronous on Linux) and the writer has drained: nothing is lost by exiting now,
-// and nothing (an idle keep-alive socket, a timer) can keep a finished session alive.
+// The writer resolved idle() only once the OS took every byte of every answer: nothing is lost by
+// exiting now, and nothing (an idle keep-alive socket, a timer) can keep a finished session alive.
 process.exit(code)

@@ -64,9 +64,14 @@ export interface HostInfo {
   limits: Readonly<Record<string, number>>
 }
 
+/**
+ * What a handler gets besides its arguments. The core passes an object whose `signal` is an
+ * accessor, made on first read (most quick tools never need one): copy the fields you need
+ * into a new context rather than spreading it (`{ ...ctx }` would drop `signal`).
+ */
 export interface ToolContext<U = unknown> {
   /** Always present, always honoured: aborted on cancellation, deadline or shutdown. */
-  signal: AbortSignal
+  readonly signal: AbortSignal
   log: Logger
   upstream: U
   tool: ToolSpec

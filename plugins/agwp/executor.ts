@@ -46,7 +46,8 @@ export function scoped(ctx: ToolContext, args: ToolArgs): ToolContext {
   if (typeof repo !== 'string' || repo === '') return ctx
   const client = clientOf(ctx)
   const upstream: AgwpClient = { send: (req, signal) => client.send(req.repo === undefined ? { ...req, repo } : req, signal) }
-  return { ...ctx, upstream }
+  // Field by field, not `{ ...ctx }`: signal is an accessor of the core's context (see ToolContext).
+  return { signal: ctx.signal, log: ctx.log, tool: ctx.tool, host: ctx.host, upstream }
 }
 
 export function clientOf(ctx: ToolContext): AgwpClient {

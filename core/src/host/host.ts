@@ -66,15 +66,7 @@ export function createHost(o: HostOptions): McpHost {
       return renderError(tool, `failed: the ${tool.plugin} plugin could not start (see the ag-mcp log).`, undefined, env)
     }
     const { plugin, upstream } = loaded as Awaited<ReturnType<PluginSet['get']>>
-    const ctx: ToolContext = {
-      get signal() {
-        return opts.signal // made only if the handler looks (see mcp/lazy-abort.ts)
-      },
-      log: o.log,
-      upstream,
-      tool: toolSpec(tool),
-      host: o.hostInfo,
-    }
+    const ctx = new ToolCall(opts, o.log, upstream, toolSpec(tool), o.hostInfo)
     // Nothing to check (no --repo, no paths written): no extra promise on the common path.
     const policy = o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length ? { args: argv } : await checkCallPolicy(o.policy, tool, argv, plugin, ctx)
     if ('refusal' in policy) return renderError(tool, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
@@ -151,6 +143,21 @@ export function createHost(o: HostOptions): McpHost {
       const fill = (text: string): string => text.replace(/\{\{([a-z0-9_]+)\}\}/g, (_, k: string) => o.scrubber.scrub(sanitizeText(args[k] ?? '').text))
       return { description: p.description, messages: p.messages.map((m) => ({ role: m.role, content: { type: 'text', text: fill(m.text) } })) }
     },
+  }
+}
+
+/** A handler's context; `signal` is read through, so it is made only if the handler looks (see mcp/lazy-abort.ts). */
+class ToolCall implements ToolContext {
+  constructor(
+    private readonly opts: CallOptions,
+    readonly log: Logger,
+    readonly upstream: unknown,
+    readonly tool: ToolSpec,
+    readonly host: HostInfo,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.opts.signal
   }
 }
 

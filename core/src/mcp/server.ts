@@ -4,9 +4,9 @@
 import { classify, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION } from '../jsonrpc/message.ts'
 import type { Incoming, Params, RequestId } from '../jsonrpc/message.ts'
 import { RpcError } from './errors.ts'
-import type { CallOptions, McpHost } from './host-api.ts'
+import type { McpHost } from './host-api.ts'
 import { decodeCursor, page } from './pagination.ts'
-import { LazyAbort } from './lazy-abort.ts'
+import { CallRequest, LazyAbort } from './lazy-abort.ts'
 import { Slots } from './slots.ts'
 import { ALL_REVISIONS, eraOf, isLegacyRevision, LEGACY_FALLBACK, META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MODERN_REVISION } from './revisions.ts'
 import type { Era } from './revisions.ts'
@@ -61,6 +61,8 @@ export class McpServer {
   private readonly inflight = new Map<RequestId, InFlight>()
   private readonly listCache = new Map<string, Buffer>()
   private readonly slots: Slots
+  /** The `_meta` of every modern result (who answered): the same each time. */
+  private modernMeta: Record<string, unknown> | undefined
   /** Ids cancelled before their request was read (see cancelAhead). */
   private readonly cancelledAhead = new Set<RequestId>()
 
@@ -331,13 +333,7 @@ export class McpServer {
   /** Methods that do real work: a plugin, an upstream. */
   private async work(era: Era, method: string, params: Params, id: RequestId, cancel: LazyAbort): Promise<Record<string, unknown>> {
     const host = this.opts.host
-    const opts: CallOptions = {
-      get signal() {
-        return cancel.signal
-      },
-      structured: era.structured,
-      requestId: id,
-    }
+    const opts = new CallRequest(cancel, era.structured, id)
     switch (method) {
       case 'tools/call': {
         const name = params['name']
@@ -389,10 +385,18 @@ export class McpServer {
     return json
   }
 
-  /** Modern results all say they are complete and who answered. */
+  /**
+   * Modern results all say they are complete and who answered. Built key by key: a spread
+   * (`{ ...result, resultType }`) of a call's result got a new hidden class (map and descriptor
+   * array, in the old generation) on every call, megabytes of garbage under a burst.
+   */
   private wrap(era: Era, result: Record<string, unknown>): Record<string, unknown> {
     if (!era.modern) return result
-    return { ...result, resultType: 'complete', _meta: { [META_SERVER_INFO]: implementationShape(era, this.opts.host.identity) } }
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(result)) out[key] = result[key]
+    out['resultType'] = 'complete'
+    out['_meta'] = (this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.host.identity) })
+    return out
   }
 
   private sendError(id: RequestId | null, code: number, message: string): void {

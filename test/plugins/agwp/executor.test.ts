@@ -110,3 +110,24 @@ t.test('AGWP-Repo: every request of the call carries it, also those a handler bu
   t.ok(isPluginFailure(bad) && bad.code === 'invalid', 'a header-breaking repository is refused')
   t.equal(l.seen.length, 2, 'and not sent')
 })
+
+t.test('scoped keeps the signal of a context that exposes it as an accessor, as the core does', async (t) => {
+  const base = withRepoArg({ method: 'GET', path: '/whoami' })
+  const controller = new AbortController()
+  let reads = 0
+  // The core's context reads its signal through a prototype getter: a spread would drop it.
+  class AccessorContext {
+    readonly log = base.log
+    readonly upstream = base.upstream
+    readonly tool = base.tool
+    readonly host = base.host
+    get signal(): AbortSignal {
+      reads++
+      return controller.signal
+    }
+  }
+  const ctx = scoped(new AccessorContext(), { repo: 'demo' })
+  t.equal(ctx.signal, controller.signal)
+  t.ok(reads >= 1)
+  t.equal(scoped(new AccessorContext(), {}).signal, controller.signal, 'unscoped: the context itself')
+})
