@@ -1,10 +1,12 @@
 // Newline-delimited messages out of a byte stream, taken one at a time.
 //
-// Chunks are kept as they were read and a line becomes a string only when it is taken: lines
-// waiting their turn (a client that pipelines thousands of requests) cost no heap objects, so
-// they cannot be promoted to V8's old generation while they wait. A line is never buffered
-// beyond `maxBytes`: an oversized one is reported (with whatever request id its first bytes
-// reveal) and the rest of it is skipped as it streams past.
+// Bytes read are copied into one buffer the reader owns and reuses, and a line becomes a
+// string only when it is taken. So lines waiting their turn (a client that pipelines thousands
+// of requests) cost no heap objects, and the stream's chunks die young: a chunk kept until its
+// last line was taken would live through several scavenges, and its 64 KiB would be freed only
+// by a full collection. A line is never buffered beyond `maxBytes`: an oversized one is
+// reported (with whatever request id its first bytes reveal) and the rest of it is skipped as
+// it streams past.
 import { peekId } from './peek-id.ts'
 
 /** A line over the size limit: its length, and the request id its first bytes reveal. */
@@ -20,25 +22,53 @@ export type LineEvent = string | Oversize
 const NL = 0x0a
 const CR = 0x0d
 const SPACE = 0x20
+const TAB = 0x09
 /** How much of an oversized line is kept to find its id. */
 const PEEK_BYTES = 4096
+/** The owned buffer's usual size; grown for a long line, and back to this once it is taken. */
+const BUFFER_BYTES = 128 * 1024
 
 export class LineReader {
-  /** Chunks read and not fully taken; `pos` is the first untaken byte of the first one. */
-  private chunks: Buffer[] = []
-  private pos = 0
-  /** A line that began in an earlier chunk: its parts so far. */
-  private parts: Buffer[] = []
-  private size = 0
-  private discarding = false
-  private discarded = 0
-  private peek: Buffer | undefined
+  private buf = Buffer.allocUnsafeSlow(BUFFER_BYTES)
+  /** buf[0, filled): newline searches must not see the stale bytes past `filled`. */
+  private view = this.buf.subarray(0, 0)
+  /** Untaken bytes are buf[start, filled); buf[start, scanned) holds no newline. */
+  private start = 0
+  private filled = 0
+  private scanned = 0
+  /** Where the line not yet ended begins (just past the last newline read). */
+  private tail = 0
+  /** Oversized lines (their bytes not kept), each reported when `start` reaches `at`. */
+  private oversized: { at: number; event: Oversize }[] = []
+  /** The oversized line being skipped: its bytes so far and its first bytes. */
+  private skipping: { bytes: number; head: Buffer } | undefined
   private ended = false
 
   constructor(private readonly maxBytes: number) {}
 
   push(chunk: Buffer): void {
-    if (chunk.length > 0) this.chunks.push(chunk)
+    let from = 0
+    if (this.skipping) {
+      const nl = chunk.indexOf(NL)
+      if (nl === -1) {
+        this.skipping.bytes += chunk.length
+        return
+      }
+      this.skipping.bytes += nl
+      this.endSkip()
+      from = nl + 1
+    }
+    if (from === chunk.length) return
+    this.append(chunk, from)
+    const last = chunk.lastIndexOf(NL)
+    if (last >= from) this.tail = this.filled - (chunk.length - last) + 1
+    if (this.filled - this.tail > this.maxBytes) {
+      // The unended line is already too long: keep its first bytes for the id, skip the rest.
+      this.skipping = { bytes: this.filled - this.tail, head: Buffer.from(this.buf.subarray(this.tail, this.tail + PEEK_BYTES)) }
+      this.filled = this.tail
+      this.scanned = Math.min(this.scanned, this.filled)
+      this.view = this.buf.subarray(0, this.filled)
+    }
   }
 
   /** End of input: a last line without a newline still counts. */
@@ -48,97 +78,94 @@ export class LineReader {
 
   /** Bytes read and not yet taken (they may hold no complete line). */
   get buffered(): boolean {
-    return this.chunks.length > 0
+    return this.filled > this.start || this.oversized.length > 0
   }
 
   /** The next line or oversize report, or undefined until more input (or end()) completes one. */
   next(): LineEvent | undefined {
-    while (this.chunks.length > 0) {
-      const chunk = this.chunks[0] as Buffer
-      const start = this.pos
-      const nl = chunk.indexOf(NL, start)
-      const end = nl === -1 ? chunk.length : nl
-      this.advance(chunk, nl === -1 ? end : nl + 1)
-      if (nl !== -1 && this.size === 0 && !this.discarding) {
-        // The whole line lies in this chunk: no copy.
-        if (end - start > this.maxBytes) return oversize(end - start, chunk.subarray(start, start + PEEK_BYTES))
-        const line = text(chunk, start, end)
-        if (line !== undefined) return line
-        continue
+    for (;;) {
+      const o = this.oversized[0]
+      if (o !== undefined && o.at === this.start) {
+        this.oversized.shift()
+        return o.event
       }
-      this.take(chunk, start, end)
-      if (nl === -1) continue
-      const e = this.finishLine()
-      if (e !== undefined) return e
+      const nl = this.scanned < this.tail ? this.view.indexOf(NL, this.scanned) : -1
+      if (nl === -1) break
+      const from = this.start
+      this.start = this.scanned = nl + 1
+      if (nl - from > this.maxBytes) return oversize(nl - from, this.buf.subarray(from, Math.min(nl, from + PEEK_BYTES)))
+      const line = text(this.buf, from, nl)
+      if (line !== undefined) return line
     }
-    if (this.ended && (this.size > 0 || this.discarding)) return this.finishLine()
+    this.scanned = this.tail
+    if (this.ended) {
+      if (this.skipping) {
+        this.endSkip()
+        return this.next()
+      }
+      if (this.start < this.filled) {
+        // A last line without a newline.
+        const from = this.start
+        this.start = this.scanned = this.tail = this.filled
+        return this.filled - from > this.maxBytes ? oversize(this.filled - from, this.buf.subarray(from, from + PEEK_BYTES)) : text(this.buf, from, this.filled)
+      }
+    }
+    if (this.start === this.filled && this.oversized.length === 0) this.reset()
     return undefined
   }
 
   /**
    * Takes, ahead of their turn, the complete lines not yet taken that contain `needle` (ASCII):
-   * each is passed to `take` and blanked, so next() skips it. A line that began in an earlier
-   * chunk is left in its place.
+   * each is passed to `take` and blanked, so next() skips it.
    */
   takeAhead(needle: string, take: (line: string) => void): void {
-    for (let c = 0; c < this.chunks.length; c++) {
-      const chunk = this.chunks[c] as Buffer
-      const from = c === 0 ? this.pos : 0
-      const continued = c > 0 || this.size > 0 || this.discarding
-      for (let hit = chunk.indexOf(needle, from, 'latin1'); hit !== -1; ) {
-        const nl = chunk.indexOf(NL, hit)
-        if (nl === -1) break // completed by a later chunk: it is taken in order
-        const start = Math.max(from, chunk.lastIndexOf(NL, hit) + 1)
-        if (!(start === from && continued) && nl - start <= this.maxBytes) {
-          const line = text(chunk, start, nl)
-          chunk.fill(SPACE, start, nl)
-          if (line !== undefined) take(line)
-        }
-        hit = chunk.indexOf(needle, nl, 'latin1')
+    for (let hit = this.view.indexOf(needle, this.start, 'latin1'); hit !== -1 && hit < this.tail; ) {
+      const nl = this.view.indexOf(NL, hit)
+      const from = Math.max(this.start, this.view.lastIndexOf(NL, hit) + 1)
+      if (nl - from <= this.maxBytes) {
+        const line = text(this.buf, from, nl)
+        this.buf.fill(SPACE, from, nl)
+        if (line !== undefined) take(line)
       }
+      hit = this.view.indexOf(needle, nl, 'latin1')
     }
   }
 
-  private advance(chunk: Buffer, to: number): void {
-    if (to < chunk.length) this.pos = to
-    else {
-      this.chunks.shift()
-      this.pos = 0
-    }
+  private endSkip(): void {
+    const s = this.skipping as { bytes: number; head: Buffer }
+    this.skipping = undefined
+    this.oversized.push({ at: this.filled, event: oversize(s.bytes, s.head) })
   }
 
-  private take(chunk: Buffer, start: number, end: number): void {
-    const n = end - start
-    if (n === 0) return
-    if (this.discarding) {
-      this.discarded += n
-      return
+  /** Copies chunk[from…] after what is kept, moving that to the front or growing as needed. */
+  private append(chunk: Buffer, from: number): void {
+    const n = chunk.length - from
+    if (this.filled + n > this.buf.length) {
+      const kept = this.filled - this.start
+      const target = kept + n > this.buf.length ? Buffer.allocUnsafeSlow(Math.max(kept + n, this.buf.length * 2)) : this.buf
+      this.buf.copy(target, 0, this.start, this.filled)
+      this.buf = target
+      this.shift(this.start)
     }
-    if (this.size + n > this.maxBytes) {
-      // Keep only a prefix to recover the id, then stop buffering this line.
-      this.peek = Buffer.concat([...this.parts, chunk.subarray(start, Math.min(end, start + PEEK_BYTES))]).subarray(0, PEEK_BYTES)
-      this.discarding = true
-      this.discarded = this.size + n
-      this.parts = []
-      this.size = 0
-      return
-    }
-    this.parts.push(chunk.subarray(start, end))
-    this.size += n
+    chunk.copy(this.buf, this.filled, from)
+    this.filled += n
+    this.view = this.buf.subarray(0, this.filled)
   }
 
-  private finishLine(): LineEvent | undefined {
-    if (this.discarding) {
-      const e = oversize(this.discarded, this.peek ?? Buffer.alloc(0))
-      this.discarding = false
-      this.discarded = 0
-      this.peek = undefined
-      return e
-    }
-    const buf = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts, this.size)
-    this.parts = []
-    this.size = 0
-    return text(buf, 0, buf.length)
+  /** Positions after the kept bytes moved `by` towards the front. */
+  private shift(by: number): void {
+    this.start -= by
+    this.filled -= by
+    this.scanned -= by
+    this.tail -= by
+    for (const o of this.oversized) o.at -= by
+  }
+
+  /** Nothing kept: start over at the front, in a buffer of the usual size. */
+  private reset(): void {
+    this.start = this.filled = this.scanned = this.tail = 0
+    if (this.buf.length > BUFFER_BYTES) this.buf = Buffer.allocUnsafeSlow(BUFFER_BYTES)
+    this.view = this.buf.subarray(0, 0)
   }
 }
 
@@ -146,7 +173,7 @@ export class LineReader {
 function text(buf: Buffer, start: number, end: number): string | undefined {
   if (end > start && buf[end - 1] === CR) end--
   let i = start
-  while (i < end && (buf[i] === SPACE || buf[i] === 0x09 || buf[i] === CR)) i++
+  while (i < end && (buf[i] === SPACE || buf[i] === TAB || buf[i] === CR)) i++
   if (i === end) return undefined
   return buf.toString('utf8', start, end)
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import t from 'tap'
 import { LineReader } from '../../../core/src/jsonrpc/lines.ts'
 import type { LineEvent } from '../../../core/src/jsonrpc/lines.ts'
@@ -89,24 +90,39 @@ t.test('the reader never buffers an oversize line whole', async (t) => {
     r.push(chunk)
     if (r.next() !== undefined) t.fail('no event before the newline')
   }
-  const internal = r as unknown as { parts: Buffer[]; size: number; chunks: Buffer[] }
-  t.equal(internal.parts.length, 0, 'no parts kept')
-  t.equal(internal.size, 0, 'no size kept')
-  t.equal(internal.chunks.length, 0, 'no chunk kept')
-  r.push(Buffer.from('\n'))
-  t.same(drain(r, []), [{ kind: 'oversize', bytes: 200 * 64 * 1024, id: null }])
+  const internal = r as unknown as { buf: Buffer; start: number; filled: number }
+  t.equal(internal.filled - internal.start, 0, 'none of it kept')
+  t.ok(internal.buf.length <= 256 * 1024, 'the buffer did not grow with it')
+  r.push(Buffer.from('\n{"id":1}\n'))
+  t.same(drain(r, []), [{ kind: 'oversize', bytes: 200 * 64 * 1024, id: null }, '{"id":1}'])
 })
 
-t.test('lines wait in the chunk they came in until taken, one at a time', async (t) => {
+t.test('the lines of a chunk are copied: the stream may reuse its chunk at once', async (t) => {
   const r = new LineReader(100)
-  r.push(Buffer.from('{"id":1}\n{"id":2}\n{"id":3'))
-  t.ok(r.buffered)
+  const chunk = Buffer.from('{"id":1}\n{"id":2}\n{"id":3')
+  r.push(chunk)
+  chunk.fill(0x78)
   t.equal(r.next(), '{"id":1}')
   t.equal(r.next(), '{"id":2}')
   t.equal(r.next(), undefined, 'the third is not complete')
-  t.notOk(r.buffered, 'its start moved out of the chunk')
+  t.ok(r.buffered, 'its start is kept')
   r.push(Buffer.from('}\n'))
   t.equal(r.next(), '{"id":3}')
+  t.notOk(r.buffered)
+})
+
+t.test('a long line under the limit, in many chunks, with lines waiting before it', async (t) => {
+  const long = JSON.stringify({ id: 9, pad: 'é'.repeat(400_000) })
+  const bytes = Buffer.from(`{"id":1}\n${long}\n{"id":2}\n`)
+  const r = new LineReader(1_000_000)
+  const out: LineEvent[] = []
+  for (let i = 0; i < bytes.length; i += 65536) {
+    r.push(bytes.subarray(i, i + 65536))
+    if (i === 0) out.push(r.next() as LineEvent) // the first line taken; the rest waits
+  }
+  drain(r, out)
+  t.same(out, ['{"id":1}', long, '{"id":2}'])
+  t.ok((r as unknown as { buf: Buffer }).buf.length <= 128 * 1024, 'back to its usual size once the long line is taken')
 })
 
 t.test('takeAhead takes matching complete lines out of order and leaves the rest in order', async (t) => {
@@ -117,10 +133,10 @@ t.test('takeAhead takes matching complete lines out of order and leaves the rest
   const taken: string[] = []
   r.takeAhead('notifications/cancelled', (line) => taken.push(line))
   t.same(taken, [cancel(1), cancel(2)], 'the incomplete third is left for later')
-  r.push(Buffer.from(`${cancel(3).slice(20)}\n`))
+  r.push(Buffer.from(`${cancel(3).slice(20)}\n{"id":4}\n`))
   r.takeAhead('notifications/cancelled', (line) => taken.push(line))
-  t.equal(taken.length, 2, 'a line begun in an earlier chunk is not taken ahead')
-  t.same(drain(r, []), ['{"id":2}', '{"id":3}', cancel(3)], 'taken lines are not yielded again')
+  t.same(taken, [cancel(1), cancel(2), cancel(3)], 'completed by a later chunk, it is taken too')
+  t.same(drain(r, []), ['{"id":2}', '{"id":3}', '{"id":4}'], 'taken lines are not yielded again')
 })
 
 t.test('takeAhead leaves an oversize line to be reported in order', async (t) => {
@@ -131,4 +147,52 @@ t.test('takeAhead leaves an oversize line to be reported in order', async (t) =>
   r.takeAhead('notifications/cancelled', (line) => taken.push(line))
   t.same(taken, [])
   t.same(drain(r, []), [{ kind: 'oversize', bytes: big.length, id: 9 }, '{"id":1}'])
+})
+
+t.test('property: any input, any chunking, any interleaving of reads and takes, gives the reference lines', async (t) => {
+  // The reference: split the whole input at newlines; over-limit lines are reported by size.
+  const reference = (bytes: Buffer, max: number): unknown[] => {
+    const out: unknown[] = []
+    let from = 0
+    while (from < bytes.length) {
+      let nl = bytes.indexOf(0x0a, from)
+      if (nl === -1) nl = bytes.length
+      const line = bytes.subarray(from, nl)
+      from = nl + 1
+      if (line.length > max) out.push({ kind: 'oversize', bytes: line.length })
+      else {
+        const s = line.toString('utf8').replace(/\r$/, '')
+        if (!/^[ \t\r]*$/.test(s)) out.push(s)
+      }
+    }
+    return out
+  }
+  const piece = fc.oneof(
+    fc.constantFrom('\n', '\r\n', ' ', '\t', '{"id":1}', 'é', '𝄞', '\r'),
+    fc.string({ maxLength: 40 }),
+    fc.nat({ max: 300 }).map((n) => 'x'.repeat(n)),
+  )
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 60 }), fc.array(fc.nat({ max: 200 }), { maxLength: 40 }), fc.integer({ min: 1, max: 400 }), fc.array(fc.boolean(), { maxLength: 40 }), (pieces, cuts, max, reads) => {
+      const bytes = Buffer.from(pieces.join(''), 'utf8')
+      const r = new LineReader(max)
+      const got: LineEvent[] = []
+      let at = 0
+      for (let i = 0; at < bytes.length; i++) {
+        const size = (cuts[i % Math.max(1, cuts.length)] ?? 0) + 1
+        r.push(bytes.subarray(at, at + size))
+        at += size
+        if (reads[i % Math.max(1, reads.length)]) {
+          const e = r.next()
+          if (e !== undefined) got.push(e)
+        }
+      }
+      r.end()
+      drain(r, got)
+      const simplified = got.map((e) => (typeof e === 'string' ? e : { kind: e.kind, bytes: e.bytes }))
+      return JSON.stringify(simplified) === JSON.stringify(reference(bytes, max))
+    }),
+    { numRuns: 3000 },
+  )
+  t.pass('3,000 random inputs agree with the reference')
 })
