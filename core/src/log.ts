@@ -3,6 +3,7 @@
 // string fields are scrubbed before JSON encoding too, so a secret hard-wrapped inside a value
 // (which JSON turns into `\n` text) is still caught.
 
+import { LineWriter } from './jsonrpc/writer.ts'
 import type { Logger } from './plugin-api.ts'
 import { sanitizeText } from './safety/sanitize.ts'
 
@@ -11,7 +12,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 export interface LoggerOptions {
   level: LogLevel
   scrub: (s: string) => string
-  /** Receives each complete line, newline included; defaults to process.stderr. */
+  /** Receives each complete line, newline included; defaults to stderr (see STDERR_BACKLOG). */
   write?: (line: string) => void
   /** Also appended to this file (opened once, append mode, created 0600). */
   file?: string
@@ -20,14 +21,36 @@ export interface LoggerOptions {
 export interface ClosableLogger extends Logger {
   /** Closes the log file, if any. Later lines still reach the writer. */
   close(): void
+  /** Resolves once every line so far has reached stderr (or been dropped). */
+  idle(): Promise<void>
 }
+
+/**
+ * Bytes stderr may hold unread before log lines are dropped (and counted in a later line).
+ * A host that never reads stderr must not make ag-mcp block, nor keep every line in memory.
+ */
+const STDERR_BACKLOG = 256 * 1024
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 const PLAIN_KEY = /^[A-Za-z0-9_.-]{1,64}$/
 
 export function createLogger(o: LoggerOptions): ClosableLogger {
   const threshold = RANK[o.level]
-  const write = o.write ?? ((line: string) => void process.stderr.write(line))
+  // Lines for stderr are gathered off-heap and written once per tick, like JSON-RPC answers.
+  const stderr = o.write ? undefined : new LineWriter(process.stderr, { dropBeyondBytes: STDERR_BACKLOG })
+  let dropped = 0
+  const write = (line: string): void => {
+    if (!stderr) return (o.write as (line: string) => void)(`${line}\n`)
+    if (dropped > 0) {
+      // Said first, in its place: the lines that follow it were written.
+      if (!stderr.write(`${new Date().toISOString()} warn ${dropped} log line(s) dropped: stderr was not being read`)) {
+        dropped++
+        return
+      }
+      dropped = 0
+    }
+    if (!stderr.write(line)) dropped++
+  }
   // node:fs is fetched only with a log file: a static import costs start-up time even when unused.
   const fs = o.file !== undefined ? process.getBuiltinModule('node:fs') : undefined
   let fd = fs && o.file !== undefined ? fs.openSync(o.file, 'a', 0o600) : undefined
@@ -53,7 +76,7 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
       line += ` ${key}=${encode(v)}`
     }
     // once more over the whole line: a secret may straddle the parts joined above
-    line = `${clean(line).replace(/[\n\t]/g, ' ')}\n`
+    line = clean(line).replace(/[\n\t]/g, ' ')
     try {
       write(line)
     } catch {
@@ -61,7 +84,7 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
     }
     if (fd !== undefined) {
       try {
-        fs?.writeSync(fd, line)
+        fs?.writeSync(fd, `${line}\n`)
       } catch {
         // same for a full disk
       }
@@ -77,6 +100,7 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
       if (fd !== undefined) fs?.closeSync(fd)
       fd = undefined
     },
+    idle: () => stderr?.idle() ?? Promise.resolve(),
   }
 }
 

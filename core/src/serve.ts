@@ -11,11 +11,12 @@ import { PluginSet } from './host/plugins.ts'
 import type { PluginLoaders } from './host/plugins.ts'
 import { createTokenSource } from './host/tokens.ts'
 import { createLogger } from './log.ts'
+import type { ClosableLogger } from './log.ts'
 import { Registry } from './manifest/registry.ts'
 import type { GroupManifest } from './manifest/types.ts'
 import { McpServer } from './mcp/server.ts'
 import { ALL_REVISIONS } from './mcp/revisions.ts'
-import type { HostInfo, Logger } from './plugin-api.ts'
+import type { HostInfo } from './plugin-api.ts'
 import { resolveGroups } from './policy/groups.ts'
 import { createTokenBucket } from './policy/rate-limit.ts'
 import { createScrubber } from './safety/scrub.ts'
@@ -58,6 +59,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   try {
     tokens = await createTokenSource({ file: config.tokenFile, env: config.tokenEnv, environment: o.env, log })
   } catch (e) {
+    await log.idle() // the warnings above come first
     return fail(`ag-mcp: ${(e as Error).message}`)
   }
   secrets = () => tokens.secrets()
@@ -93,6 +95,8 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   return runLoop(host, config, log)
 }
 
+/** At exit, how long log lines still queued for stderr may take to leave. */
+const LOG_FLUSH_MS = 1000
 /** Calls running at once beyond which no further request is read (see runLoop). */
 const MAX_IN_FLIGHT = 64
 /**
@@ -101,8 +105,14 @@ const MAX_IN_FLIGHT = 64
  * kept every one of them alive across scavenges, promoted to the old generation.
  */
 const PER_TURN = 8
+/**
+ * Bytes of requests read ahead, beyond which stdin is paused. Reading goes on between turns
+ * below it: a chunk left waiting in the paused stream for many turns would be promoted, and its
+ * 64 KiB freed only by a full collection.
+ */
+const READ_AHEAD = 128 * 1024
 
-function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, log: Logger): Promise<number> {
+function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, log: ClosableLogger): Promise<number> {
   const writer = new LineWriter(process.stdout)
   const server = new McpServer({
     host,
@@ -119,8 +129,8 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
   })
   // Requests read but not yet dispatched stay in the reader as bytes. Dispatch stops while
   // stdout is blocked (the client is not reading our answers) or while MAX_IN_FLIGHT calls
-  // run, and reading stops with it: memory stays bounded however fast a client pipelines
-  // requests. Cancellations still get through: they are taken out of order (server.cancelAhead).
+  // run, and reading stops with it, as it does past READ_AHEAD bytes: memory stays bounded
+  // however fast a client pipelines requests. Cancellations still get through: they are taken out of order (server.cancelAhead).
   const reader = new LineReader(config.maxMessageBytes)
   const stdin = process.stdin
   let throttled = false
@@ -137,7 +147,9 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
     closing = true
     await server.drain()
     if (deadline) clearTimeout(deadline)
-    await writer.idle()
+    // Every answer reaches the client; the log gets a moment more, but a host that never reads
+    // stderr must not keep the process from exiting.
+    await Promise.all([writer.idle(), Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())])])
     done(0)
   }
   /** Pumps again on a later turn of the event loop. */
@@ -172,10 +184,7 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
         reader.takeAhead('notifications/cancelled', (line) => server.cancelAhead(line))
         return hold()
       }
-      if (budget === 0) {
-        hold()
-        return later()
-      }
+      if (budget === 0) return later()
       const e = reader.next()
       if (e === undefined) break
       if (typeof e === 'string') server.handleLine(e)
@@ -200,6 +209,7 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
 
   stdin.on('data', (chunk: Buffer) => {
     reader.push(chunk)
+    if (reader.bufferedBytes > READ_AHEAD) hold()
     pump()
   })
   stdin.on('end', stop)

@@ -81,6 +81,11 @@ export class LineReader {
     return this.filled > this.start || this.oversized.length > 0
   }
 
+  /** How many bytes are kept, waiting to be taken. */
+  get bufferedBytes(): number {
+    return this.filled - this.start
+  }
+
   /** The next line or oversize report, or undefined until more input (or end()) completes one. */
   next(): LineEvent | undefined {
     for (;;) {

@@ -10,6 +10,15 @@ import type { Writable } from 'node:stream'
 /** A line as parts: strings and (shared) buffers, written back to back. */
 export type LineParts = string | readonly (string | Buffer)[]
 
+export interface LineWriterOptions {
+  /**
+   * Drop lines (write returns false) while the stream holds more than this many bytes. For logs:
+   * nobody may be reading stderr, and a log must neither block nor grow without bound.
+   * Unset (JSON-RPC answers): never drop.
+   */
+  dropBeyondBytes?: number
+}
+
 /** Lines are gathered into blocks of this size; a longer line gets a buffer of its own. */
 const BLOCK_BYTES = 64 * 1024
 /** Blocks kept for reuse once the stream is done with them. */
@@ -42,7 +51,10 @@ export class LineWriter {
     this.flush()
   }
 
-  constructor(private readonly out: Writable) {
+  constructor(
+    private readonly out: Writable,
+    private readonly opts: LineWriterOptions = {},
+  ) {
     this.block = this.newBlock()
     out.on('drain', () => {
       this.full = false
@@ -56,9 +68,14 @@ export class LineWriter {
     })
   }
 
-  /** `line` must be one serialized JSON value without newlines (JSON.stringify guarantees it). */
-  write(line: LineParts): void {
-    if (this.closed) return
+  /**
+   * `line` must be one line without its newline (a serialized JSON value: JSON.stringify
+   * guarantees it). False if it was dropped (see LineWriterOptions).
+   */
+  write(line: LineParts): boolean {
+    if (this.closed) return false
+    const limit = this.opts.dropBeyondBytes
+    if (limit !== undefined && this.out.writableLength + this.used - this.flushed > limit) return false
     if (typeof line === 'string') this.appendString(line)
     else this.appendParts(line)
     if (!this.scheduled) {
@@ -66,7 +83,9 @@ export class LineWriter {
       this.scheduled = true
       process.nextTick(this.flushTick)
     }
+    return true
   }
+
 
   /** True while the stream holds more than it wants: the client is not reading as fast as we answer. */
   get blocked(): boolean {

@@ -7,6 +7,7 @@ import { RpcError } from './errors.ts'
 import type { McpHost } from './host-api.ts'
 import { decodeCursor, page } from './pagination.ts'
 import { CallRequest, LazyAbort } from './lazy-abort.ts'
+import { IdTable } from './id-table.ts'
 import { Slots } from './slots.ts'
 import { ALL_REVISIONS, eraOf, isLegacyRevision, LEGACY_FALLBACK, META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MODERN_REVISION } from './revisions.ts'
 import type { Era } from './revisions.ts'
@@ -58,7 +59,7 @@ interface InFlight {
 
 export class McpServer {
   private legacy: Era | undefined
-  private readonly inflight = new Map<RequestId, InFlight>()
+  private readonly inflight = new IdTable<InFlight>()
   private readonly listCache = new Map<string, Buffer>()
   private readonly slots: Slots
   /** The `_meta` of every modern result (who answered): the same each time. */
@@ -122,7 +123,7 @@ export class McpServer {
 
   /** Resolves when every in-flight request has answered (or been cancelled). */
   async drain(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.all([...this.inflight.values()].map((f) => f.done))
+    while (this.inflight.size > 0) await Promise.all(this.inflight.values().map((f) => f.done))
   }
 
   /** Aborts everything still running (shutdown deadline passed). */

@@ -83,20 +83,24 @@ t.test('file appends, opened once', async (t) => {
   t.equal(lines.length, 3)
 })
 
-t.test('default writer is stderr, never stdout', async (t) => {
+t.test('default writer is stderr, never stdout; idle() waits for the lines to leave', async (t) => {
   const err: string[] = []
   const out: string[] = []
   const origErr = process.stderr.write.bind(process.stderr)
   const origOut = process.stdout.write.bind(process.stdout)
-  process.stderr.write = ((s: string) => (err.push(s), true)) as typeof process.stderr.write
-  process.stdout.write = ((s: string) => (out.push(s), true)) as typeof process.stdout.write
+  const capture = (into: string[]) => ((chunk: unknown, cb?: unknown) => (into.push(String(chunk)), typeof cb === 'function' && process.nextTick(cb as () => void), true)) as typeof process.stderr.write
+  process.stderr.write = capture(err)
+  process.stdout.write = capture(out)
   try {
-    createLogger({ level: 'info', scrub: (s) => s }).info('to stderr')
+    const log = createLogger({ level: 'info', scrub: (s) => s })
+    log.info('to stderr')
+    log.warn('and again')
+    await log.idle()
   } finally {
     process.stderr.write = origErr
     process.stdout.write = origOut
   }
-  t.equal(err.length, 1)
-  t.match(err[0]!, / info to stderr\n$/)
+  t.equal(err.length, 1, 'the lines of one tick leave as one write')
+  t.match(err[0]!, / info to stderr\n.* warn and again\n$/)
   t.same(out, [])
 })

@@ -1,0 +1,59 @@
+// A host that never reads stderr: answers keep flowing, the log drops lines rather than
+// blocking or growing without bound, and says how many once stderr is read again.
+import t from 'tap'
+import { modernMeta, startMcp } from '../helpers/mcp-process.ts'
+
+t.test('an unread stderr never holds up answers; dropped log lines are counted, none lost silently', async (t) => {
+  const p = startMcp(t, { args: ['--rate-limit=1000000/s'] })
+  p.child.stderr.pause() // nobody reads: the pipe fills, then ag-mcp's own stderr backlog
+  const N = 6000
+  let batch = ''
+  for (let i = 0; i < N; i++) {
+    const msg = { jsonrpc: '2.0', id: 1000 + i, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } }
+    p.expect(msg)
+    batch += `${JSON.stringify(msg)}\n`
+  }
+  p.writeRaw(batch)
+  await p.waitForLines(N, 60_000)
+  t.equal(p.responses.filter((r) => 'result' in r && !(r.result as { isError?: boolean }).isError).length, N, `all ${N} calls answered while stderr was unread`)
+
+  p.child.stderr.resume()
+  // Once stderr drains, the next line logged is preceded by the count of those dropped.
+  const notice = /warn (\d+) log line\(s\) dropped: stderr was not being read/
+  for (let i = 0; i < 50 && !notice.test(p.stderr); i++) {
+    await p.request('tools/call', { name: 'server_info', arguments: {} })
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  const m = notice.exec(p.stderr)
+  t.ok(m, 'the drop is reported')
+  const dropped = Number(m?.[1] ?? 0)
+  t.ok(dropped > 0, `${dropped} lines dropped`)
+  const { code } = await p.close()
+  t.equal(code, 0)
+  const logged = p.stderr.split('\n').filter((l) => / info tool call /.test(l)).length
+  const calls = p.responses.length
+  t.equal(logged + dropped, calls, 'every call was either logged or counted as dropped')
+  t.ok(p.stderr.split('\n').every((l) => l === '' || /^\d{4}-\d\d-\d\dT\S+Z (debug|info|warn|error) /.test(l)), 'only whole log lines on stderr')
+  p.assertValid(t)
+})
+
+t.test('stdin EOF with stderr never read: every answer is delivered and the process still exits', async (t) => {
+  const p = startMcp(t, { args: ['--rate-limit=1000000/s'] })
+  p.child.stderr.pause()
+  const exited = new Promise<number | null>((resolve) => p.child.once('exit', (code) => resolve(code)))
+  const N = 4000
+  let batch = ''
+  for (let i = 0; i < N; i++) {
+    const msg = { jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } }
+    p.expect(msg)
+    batch += `${JSON.stringify(msg)}\n`
+  }
+  p.child.stdin.end(batch)
+  const t0 = Date.now()
+  const code = await exited
+  t.equal(code, 0, 'exit 0')
+  t.ok(Date.now() - t0 < 15_000, `exited in ${Date.now() - t0} ms`)
+  await p.waitForLines(N)
+  t.equal(p.responses.length, N, 'every call answered before the exit')
+  p.assertValid(t)
+})
