@@ -37,10 +37,12 @@ const PLAIN_KEY = /^[A-Za-z0-9_.-]{1,64}$/
 export function createLogger(o: LoggerOptions): ClosableLogger {
   const threshold = RANK[o.level]
   // Lines for stderr are gathered off-heap and written once per tick, like JSON-RPC answers.
-  const stderr = o.write ? undefined : new LineWriter(process.stderr, { dropBeyondBytes: STDERR_BACKLOG })
+  // Made on the first line: process.stderr is a stream Node builds on first access.
+  let stderr: LineWriter | undefined
   let dropped = 0
   const write = (line: string): void => {
-    if (!stderr) return (o.write as (line: string) => void)(`${line}\n`)
+    if (o.write) return o.write(`${line}\n`)
+    stderr ??= new LineWriter(process.stderr, { dropBeyondBytes: STDERR_BACKLOG })
     if (dropped > 0) {
       // Said first, in its place: the lines that follow it were written.
       if (!stderr.write(`${new Date().toISOString()} warn ${dropped} log line(s) dropped: stderr was not being read`)) {

@@ -27,9 +27,11 @@ const TAB = 0x09
 const PEEK_BYTES = 4096
 /** The owned buffer's usual size; grown for a long line, and back to this once it is taken. */
 const BUFFER_BYTES = 128 * 1024
+const EMPTY = Buffer.alloc(0)
 
 export class LineReader {
-  private buf = Buffer.allocUnsafeSlow(BUFFER_BYTES)
+  /** Allocated on the first chunk (BUFFER_BYTES), grown for a long line. */
+  private buf = EMPTY
   /** buf[0, filled): newline searches must not see the stale bytes past `filled`. */
   private view = this.buf.subarray(0, 0)
   /** Untaken bytes are buf[start, filled); buf[start, scanned) holds no newline. */
@@ -147,7 +149,7 @@ export class LineReader {
     const n = chunk.length - from
     if (this.filled + n > this.buf.length) {
       const kept = this.filled - this.start
-      const target = kept + n > this.buf.length ? Buffer.allocUnsafeSlow(Math.max(kept + n, this.buf.length * 2)) : this.buf
+      const target = kept + n > this.buf.length ? Buffer.allocUnsafeSlow(Math.max(kept + n, this.buf.length * 2, BUFFER_BYTES)) : this.buf
       this.buf.copy(target, 0, this.start, this.filled)
       this.buf = target
       this.shift(this.start)
