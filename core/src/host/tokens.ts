@@ -9,8 +9,6 @@ export interface TokenSourceWithSecrets extends TokenSource {
 }
 
 export async function createTokenSource(opts: { file: string | undefined; env: string | undefined; environment: NodeJS.ProcessEnv; log: Logger }): Promise<TokenSourceWithSecrets> {
-  // Fetched, not imported: a static import of node:fs/promises costs start-up time even when unused.
-  const { readFile, stat } = process.getBuiltinModule('node:fs/promises')
   const seen: string[] = []
   let current: string | undefined
   const remember = (t: string | undefined): string | undefined => {
@@ -20,6 +18,8 @@ export async function createTokenSource(opts: { file: string | undefined; env: s
   }
   const { file, env, environment, log } = opts
   if (file !== undefined) {
+    // Fetched, not imported, and only with a token file: loading node:fs/promises costs start-up time.
+    const { readFile, stat } = process.getBuiltinModule('node:fs/promises')
     const st = await stat(file).catch((e: NodeJS.ErrnoException) => {
       throw new Error(`--token-file ${file}: cannot read it (${e.code ?? e.message})`)
     })

@@ -20,10 +20,13 @@ export function createTokenBucket(o: TokenBucketOptions): TokenBucket {
   const now = o.now ?? (() => performance.now())
   const perMs = o.ratePerSec / 1000
   let tokens = o.burst
-  let last = now()
+  // Read on the first call, not at creation: the first read of `performance` loads perf_hooks,
+  // which start-up does not need.
+  let last: number | undefined
   return {
     take() {
       const t = now()
+      last ??= t
       // a clock that steps back refills nothing (and must not drain the bucket)
       if (t > last) {
         tokens = Math.min(o.burst, tokens + (t - last) * perMs)
