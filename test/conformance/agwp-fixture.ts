@@ -2,8 +2,7 @@
 // ephemeral loopback port) over a real git repository, tokens minted into 0600 files, and the
 // real bundled ag-mcp spawned against it.
 import fs from 'node:fs'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -14,6 +13,8 @@ import { adminMint, adminSetPolicy, adminSetRole, repoAdd } from '../../server/s
 import { Store } from '../../server/src/store.ts'
 import type { Role, Scope } from '../../server/src/types.ts'
 import { startMcp } from '../helpers/mcp-process.ts'
+import { recordingServer } from '../helpers/recording-server.ts'
+import type { RecordingServer } from '../helpers/recording-server.ts'
 import type { McpProcess, Response } from '../helpers/mcp-process.ts'
 
 const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'Fixture', GIT_AUTHOR_EMAIL: 'fixture@test.invalid', GIT_COMMITTER_NAME: 'Fixture', GIT_COMMITTER_EMAIL: 'fixture@test.invalid', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }
@@ -154,26 +155,9 @@ export function fencedJson(text: string): Record<string, any> {
   return JSON.parse((m[2] ?? '').split('\n')[0] ?? '') as Record<string, any>
 }
 
-/** A recording HTTP listener: every request it receives, and how to answer. */
-export interface Recorder {
-  url: string
-  requests: { method: string; url: string; headers: http.IncomingHttpHeaders }[]
-  closedSockets: number
-  close(): Promise<void>
-}
+/** A recording HTTP listener (test/helpers/recording-server.ts) that answers at once. */
+export type Recorder = RecordingServer
 
-export async function recorder(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<Recorder> {
-  const r: Recorder = { url: '', requests: [], closedSockets: 0, close: async () => undefined }
-  const server = http.createServer((req, res) => {
-    r.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers })
-    answer(req, res)
-  })
-  server.on('connection', (s) => s.on('close', () => r.closedSockets++))
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()))
-  r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  r.close = async () => {
-    server.closeAllConnections()
-    await new Promise<void>((ok) => server.close(() => ok()))
-  }
-  return r
+export function recorder(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<Recorder> {
+  return recordingServer(answer)
 }

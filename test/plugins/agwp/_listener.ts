@@ -1,16 +1,12 @@
-// A tiny recording HTTP listener on an ephemeral loopback port, and a plugin env/context
-// pointing the agwp client at it.
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+// The recording listener (test/helpers/recording-server.ts) with bodies, and a plugin
+// env/context pointing the agwp client at it.
+import type http from 'node:http'
 import type { Logger, Operation, PluginEnv, ToolContext } from '../../../core/src/plugin-api.ts'
 import { createClient } from '../../../plugins/agwp/client.ts'
+import { recordingServer } from '../../helpers/recording-server.ts'
+import type { Seen } from '../../helpers/recording-server.ts'
 
-export interface Seen {
-  method: string
-  url: string
-  headers: http.IncomingHttpHeaders
-  body: string
-}
+export type { Seen }
 
 export type Respond = (req: Seen, res: http.ServerResponse) => void
 
@@ -18,29 +14,21 @@ export interface Listener {
   url: string
   seen: Seen[]
   /** Sockets closed by the client (not by the listener). */
-  closed: number
+  readonly closed: number
   respond: Respond
   close(): Promise<void>
 }
 
 export async function listen(respond: Respond = json(200, { ok: true })): Promise<Listener> {
-  const l: Listener = { url: '', seen: [], closed: 0, respond, close: async () => undefined }
-  const server = http.createServer((req, res) => {
-    let body = ''
-    req.setEncoding('utf8')
-    req.on('data', (c: string) => (body += c))
-    req.on('end', () => {
-      const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body }
-      l.seen.push(seen)
-      l.respond(seen, res)
-    })
-  })
-  server.on('connection', (s) => s.on('close', () => l.closed++))
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
-  l.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  l.close = async () => {
-    server.closeAllConnections()
-    await new Promise<void>((r) => server.close(() => r()))
+  const server = await recordingServer((_req, res, seen) => l.respond(seen, res), { body: 'buffer' })
+  const l: Listener = {
+    url: server.url,
+    seen: server.requests,
+    get closed() {
+      return server.closedSockets
+    },
+    respond,
+    close: () => server.close(),
   }
   return l
 }

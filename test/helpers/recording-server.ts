@@ -1,0 +1,56 @@
+// A loopback HTTP listener for tests, on an ephemeral port: it records every request (and, if
+// asked, its body), counts the sockets the client closed, and answers through a callback.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface Seen {
+  method: string
+  url: string
+  headers: http.IncomingHttpHeaders
+  /** The request body; '' unless the server was started with `body: 'buffer'`. */
+  body: string
+}
+
+export interface RecordingServer {
+  url: string
+  requests: Seen[]
+  /** Sockets closed by the client (the server never closes one before close()). */
+  readonly closedSockets: number
+  close(): Promise<void>
+}
+
+/**
+ * `body: 'buffer'` reads the whole body before `answer` runs (and records it); 'stream' (the
+ * default) calls `answer` at once, so it can hold, stream or forward the request.
+ */
+export async function recordingServer(answer: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void, o: { body?: 'buffer' | 'stream' } = {}): Promise<RecordingServer> {
+  const requests: Seen[] = []
+  let closedSockets = 0
+  const server = http.createServer((req, res) => {
+    const seen: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: '' }
+    if (o.body !== 'buffer') {
+      requests.push(seen)
+      answer(req, res, seen)
+      return
+    }
+    req.setEncoding('utf8')
+    req.on('data', (c: string) => (seen.body += c))
+    req.on('end', () => {
+      requests.push(seen)
+      answer(req, res, seen)
+    })
+  })
+  server.on('connection', (s) => s.on('close', () => closedSockets++))
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    get closedSockets() {
+      return closedSockets
+    },
+    async close() {
+      server.closeAllConnections()
+      await new Promise<void>((ok) => server.close(() => ok()))
+    },
+  }
+}
