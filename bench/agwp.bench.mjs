@@ -20,7 +20,7 @@
 // Environment: BENCH_AGWP_N samples per path per operation (default 2000, at most 20000);
 // BENCH_AGWP_OPS=log (or file_read) measures only that operation;
 // BENCH_AGWP_CPU_PROF=DIR runs ag-mcp with --cpu-prof into DIR (figures then include the profiler).
-import { cpuMs } from './proc.mjs'
+import { cpuMs, endAndWait } from './proc.mjs'
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
@@ -268,12 +268,8 @@ class StdioChild {
   }
 
   /** Closes stdin and waits for the exit (killed after a deadline). */
-  async close() {
-    this.proc.stdin.end()
-    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 5000)
-    const r = await this.exited
-    clearTimeout(timer)
-    return r
+  close() {
+    return endAndWait(this.proc, this.exited)
   }
 }
 

@@ -17,7 +17,7 @@
 //
 // Environment: BENCH_COLD_RUNS (default 30) cold starts per variant; BENCH_AG_MCP another
 // ag-mcp bundle to measure (default dist/ag-mcp.mjs).
-import { cpuMs } from './proc.mjs'
+import { cpuMs, endAndWait } from './proc.mjs'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
@@ -100,12 +100,8 @@ class Child {
   }
 
   /** Closes stdin and waits for a clean exit (killed after a deadline). */
-  async close() {
-    this.proc.stdin.end()
-    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 5000)
-    const r = await this.exited
-    clearTimeout(timer)
-    return r
+  close() {
+    return endAndWait(this.proc, this.exited)
   }
 
   /** CPU time in ms used so far, all threads (see proc.mjs). */

@@ -1,4 +1,4 @@
-// What /proc tells about a child process (Linux), shared by the benches.
+// Child-process helpers shared by the benches: what /proc tells about one (Linux), and ending one.
 import { readdirSync, readFileSync } from 'node:fs'
 
 /**
@@ -13,4 +13,16 @@ export function cpuMs(pid) {
   } catch {
     return NaN
   }
+}
+
+/**
+ * Ends a child's stdin and waits for it to exit, killing it after `ms`.
+ * @param {import('node:child_process').ChildProcess} proc @param {Promise<unknown>} exited resolves on exit
+ */
+export async function endAndWait(proc, exited, ms = 5000) {
+  proc.stdin?.end()
+  const timer = setTimeout(() => proc.kill('SIGKILL'), ms)
+  const r = await exited
+  clearTimeout(timer)
+  return r
 }
