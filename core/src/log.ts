@@ -40,18 +40,17 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
   // Made on the first line: process.stderr is a stream Node builds on first access.
   let stderr: LineWriter | undefined
   let dropped = 0
+  /** Says how many lines were dropped, in their place; false if stderr still does not take it. */
+  const sayDropped = (out: LineWriter): boolean => {
+    if (dropped === 0) return true
+    if (!out.write(`${new Date().toISOString()} warn ${dropped} log line(s) dropped: stderr was not being read`)) return false
+    dropped = 0
+    return true
+  }
   const write = (line: string): void => {
     if (o.write) return o.write(`${line}\n`)
     stderr ??= new LineWriter(process.stderr, { dropBeyondBytes: STDERR_BACKLOG })
-    if (dropped > 0) {
-      // Said first, in its place: the lines that follow it were written.
-      if (!stderr.write(`${new Date().toISOString()} warn ${dropped} log line(s) dropped: stderr was not being read`)) {
-        dropped++
-        return
-      }
-      dropped = 0
-    }
-    if (!stderr.write(line)) dropped++
+    if (!sayDropped(stderr) || !stderr.write(line)) dropped++
   }
   // node:fs is fetched only with a log file: a static import costs start-up time even when unused.
   const fs = o.file !== undefined ? process.getBuiltinModule('node:fs') : undefined
@@ -102,7 +101,13 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
       if (fd !== undefined) fs?.closeSync(fd)
       fd = undefined
     },
-    idle: () => stderr?.idle() ?? Promise.resolve(),
+    async idle() {
+      if (!stderr) return
+      // A count still pending is said too, once stderr has room (never, if nobody reads it:
+      // the caller bounds this wait).
+      while (!sayDropped(stderr)) await stderr.idle()
+      await stderr.idle()
+    },
   }
 }
 

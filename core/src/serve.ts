@@ -2,6 +2,7 @@
 // so it stays small: the plugins, the validators, minimatch and the yargs help are loaded on
 // first use (see README, "Start-up").
 import { LineReader } from './jsonrpc/lines.ts'
+import { readStdin } from './stdin.ts'
 import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
 import type { Config } from './config/config.ts'
@@ -129,10 +130,10 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
   })
   // Requests read but not yet dispatched stay in the reader as bytes. Dispatch stops while
   // stdout is blocked (the client is not reading our answers) or while MAX_IN_FLIGHT calls
-  // run, and reading stops with it, as it does past READ_AHEAD bytes: memory stays bounded
-  // however fast a client pipelines requests. Cancellations still get through: they are taken out of order (server.cancelAhead).
+  // run, and reading stops past READ_AHEAD bytes: memory stays bounded however fast a client
+  // pipelines requests. Cancellations among the bytes read are taken out of order
+  // (server.cancelAhead), so a queued or running call can still be cancelled.
   const reader = new LineReader(config.maxMessageBytes)
-  const stdin = process.stdin
   let throttled = false
   let scheduled = false
   let ended = false
@@ -162,13 +163,22 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
     })
   }
   const hold = (): void => {
-    if (!stdin.isPaused()) stdin.pause()
+    if (!input.paused) input.pause()
+  }
+  /**
+   * While requests wait for calls to finish, reading goes on up to READ_AHEAD bytes, and
+   * cancellations among what was read are taken out of order.
+   */
+  const waitWithCancels = (): void => {
+    reader.takeAhead('notifications/cancelled', (line) => server.cancelAhead(line))
+    if (reader.bufferedBytes > READ_AHEAD) hold()
+    else if (input.paused && !ended) input.resume()
   }
   const pump = (): void => {
     for (let budget = PER_TURN; reader.buffered; budget--) {
       if (writer.blocked) {
-        // Input is held back only while requests wait: pausing stdin for every answer that
-        // merely fills the pipe would cost each sequential request a stop/start of the reader.
+        // The client is not reading: read no further (cancellations already read still count).
+        reader.takeAhead('notifications/cancelled', (line) => server.cancelAhead(line))
         hold()
         if (!waiting) {
           waiting = true
@@ -181,8 +191,7 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
       }
       if (server.inFlightCount >= MAX_IN_FLIGHT) {
         throttled = true // onCallSettled pumps again
-        reader.takeAhead('notifications/cancelled', (line) => server.cancelAhead(line))
-        return hold()
+        return waitWithCancels()
       }
       if (budget === 0) return later()
       const e = reader.next()
@@ -191,33 +200,35 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
       else server.rejectOversize(e.id, e.bytes, config.maxMessageBytes)
     }
     if (ended) {
-      // A last line without a newline, or an oversize line cut short by the end of input.
+      // At EOF: a last line without a newline, or an oversize line cut short by the end.
       for (let e = reader.next(); e !== undefined; e = reader.next()) {
         if (typeof e === 'string') server.handleLine(e)
         else server.rejectOversize(e.id, e.bytes, config.maxMessageBytes)
       }
       void finish()
-    } else if (stdin.isPaused()) stdin.resume()
+    } else if (input.paused) input.resume()
   }
-  const stop = (): void => {
+  /** Stops reading. At EOF the last bytes count as a line; on SIGTERM a partial line does not. */
+  const stop = (eof: boolean): void => {
+    if (eof) reader.end()
     if (ended) return
     ended = true
-    reader.end()
-    stdin.pause()
+    input.pause()
     pump()
   }
 
-  stdin.on('data', (chunk: Buffer) => {
-    reader.push(chunk)
-    if (reader.bufferedBytes > READ_AHEAD) hold()
-    pump()
+  const input = readStdin({
+    data: (bytes) => {
+      reader.push(bytes) // copied: the input buffer is reused
+      if (reader.bufferedBytes > READ_AHEAD) hold()
+      pump()
+    },
+    end: () => stop(true),
   })
-  stdin.on('end', stop)
-  stdin.on('error', stop)
   process.on('SIGTERM', () => {
     log.info('SIGTERM: finishing in-flight calls', { inFlight: server.inFlightCount })
     deadline ??= setTimeout(() => server.abortAll('shutting down'), config.shutdownTimeoutMs)
-    stop()
+    stop(false)
   })
   return exited
 }

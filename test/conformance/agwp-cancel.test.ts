@@ -109,3 +109,36 @@ t.test('--require-lease against the real server: the run must hold a lease cover
   t.equal((await p.close()).code, 0)
   p.assertValid(t)
 })
+
+t.test('with 64 calls in flight, cancellations sent later still get through; a line that only mentions them is answered', async (t) => {
+  const slow = await recorder((_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('{"commits":[]}')
+    }, 8000).unref()
+  })
+  t.teardown(() => slow.close())
+  const p = mcp(t, slow.url, tokenFile, ['--timeout-ms', '60000', '--rate-limit', '1000/s'])
+  const ids = Array.from({ length: 70 }, (_, i) => `c${i}`)
+  let calls = ''
+  for (const id of ids) {
+    const msg = { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'log', arguments: { repo: 'demo' }, _meta: modernMeta() } }
+    p.expect(msg)
+    calls += `${JSON.stringify(msg)}\n`
+  }
+  p.writeRaw(calls)
+  await until(() => slow.requests.length === 16, '16 calls running upstream (48 more queued, 6 not yet dispatched)')
+  const t0 = Date.now()
+  // Sent after ag-mcp stopped dispatching: a ping that merely mentions the method, then the cancels.
+  p.send({ jsonrpc: '2.0', id: 'p1', method: 'ping', params: { _meta: modernMeta({ note: 'not a notifications/cancelled' }) } })
+  for (const id of ids) p.notify('notifications/cancelled', { requestId: id })
+  const pong = await p.waitFor('p1', 5000)
+  t.ok(pong.result, `the ping is answered (${Date.now() - t0} ms), long before the upstream would answer (8 s)`)
+  await sleep(200)
+  t.same(p.responses.filter((r) => typeof r.id === 'string' && r.id.startsWith('c')).map((r) => r.id), [], 'no cancelled call is answered')
+  // A queued call can start in the moment between a running call's cancel and its own.
+  t.ok(slow.requests.length < ids.length, `${slow.requests.length} of ${ids.length} calls reached the upstream`)
+  t.equal((await p.close()).code, 0)
+  t.same(p.responses.filter((r) => typeof r.id === 'string' && r.id.startsWith('c')).map((r) => r.id), [], 'not even at exit')
+  p.assertValid(t)
+})

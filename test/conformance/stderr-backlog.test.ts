@@ -57,3 +57,25 @@ t.test('stdin EOF with stderr never read: every answer is delivered and the proc
   t.equal(p.responses.length, N, 'every call answered before the exit')
   p.assertValid(t)
 })
+
+t.test('a drop count still pending at exit is reported before the process ends', async (t) => {
+  const p = startMcp(t, { args: ['--rate-limit=1000000/s'] })
+  p.child.stderr.pause()
+  const N = 6000
+  let batch = ''
+  for (let i = 0; i < N; i++) {
+    const msg = { jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } }
+    p.expect(msg)
+    batch += `${JSON.stringify(msg)}\n`
+  }
+  p.writeRaw(batch)
+  await p.waitForLines(N, 60_000)
+  // stderr is read again, and stdin ends at once: no later line would carry the count.
+  p.child.stderr.resume()
+  const { code } = await p.close()
+  t.equal(code, 0)
+  const m = /warn (\d+) log line\(s\) dropped: stderr was not being read/.exec(p.stderr)
+  t.ok(m, 'the count is said at exit')
+  const logged = p.stderr.split('\n').filter((l) => / info tool call /.test(l)).length
+  t.equal(logged + Number(m?.[1] ?? 0), N, 'every call logged or counted')
+})

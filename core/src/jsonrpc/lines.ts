@@ -22,11 +22,14 @@ export type LineEvent = string | Oversize
 const NL = 0x0a
 const CR = 0x0d
 const SPACE = 0x20
-const TAB = 0x09
 /** How much of an oversized line is kept to find its id. */
 const PEEK_BYTES = 4096
-/** The owned buffer's usual size; grown for a long line, and back to this once it is taken. */
-const BUFFER_BYTES = 128 * 1024
+/**
+ * The owned buffer's usual size: room for what the stdio loop reads ahead (128 KiB) plus a
+ * chunk, so steady traffic never reallocates it (each replaced buffer would be old-generation
+ * garbage holding its bytes until a full GC). Grown for a long line, back to this afterwards.
+ */
+const BUFFER_BYTES = 256 * 1024
 const EMPTY = Buffer.alloc(0)
 
 export class LineReader {
@@ -42,6 +45,8 @@ export class LineReader {
   private tail = 0
   /** Oversized lines (their bytes not kept), each reported when `start` reaches `at`. */
   private oversized: { at: number; event: Oversize }[] = []
+  /** Lines taken ahead (takeAhead), each with what to do once reading reaches its place. */
+  private passed: { at: number; fn: () => void }[] = []
   /** The oversized line being skipped: its bytes so far and its first bytes. */
   private skipping: { bytes: number; head: Buffer } | undefined
   private ended = false
@@ -66,7 +71,7 @@ export class LineReader {
     if (last >= from) this.tail = this.filled - (chunk.length - last) + 1
     if (this.filled - this.tail > this.maxBytes) {
       // The unended line is already too long: keep its first bytes for the id, skip the rest.
-      this.skipping = { bytes: this.filled - this.tail, head: Buffer.from(this.buf.subarray(this.tail, this.tail + PEEK_BYTES)) }
+      this.skipping = { bytes: this.filled - this.tail, head: Buffer.from(this.buf.subarray(this.tail, Math.min(this.filled, this.tail + PEEK_BYTES))) }
       this.filled = this.tail
       this.scanned = Math.min(this.scanned, this.filled)
       this.view = this.buf.subarray(0, this.filled)
@@ -90,6 +95,14 @@ export class LineReader {
 
   /** The next line or oversize report, or undefined until more input (or end()) completes one. */
   next(): LineEvent | undefined {
+    const e = this.take()
+    if (this.passed.length > 0) this.firePassed()
+    // Nothing kept: start over at the front (and shrink a buffer grown for a long line).
+    if (this.start === this.filled && this.oversized.length === 0 && this.passed.length === 0) this.reset()
+    return e
+  }
+
+  private take(): LineEvent | undefined {
     for (;;) {
       const o = this.oversized[0]
       if (o !== undefined && o.at === this.start) {
@@ -103,36 +116,44 @@ export class LineReader {
       if (nl - from > this.maxBytes) return oversize(nl - from, this.buf.subarray(from, Math.min(nl, from + PEEK_BYTES)))
       const line = text(this.buf, from, nl)
       if (line !== undefined) return line
+      if (this.passed.length > 0) this.firePassed()
     }
     this.scanned = this.tail
     if (this.ended) {
       if (this.skipping) {
         this.endSkip()
-        return this.next()
+        return this.take()
       }
       if (this.start < this.filled) {
         // A last line without a newline.
         const from = this.start
         this.start = this.scanned = this.tail = this.filled
-        return this.filled - from > this.maxBytes ? oversize(this.filled - from, this.buf.subarray(from, from + PEEK_BYTES)) : text(this.buf, from, this.filled)
+        return this.filled - from > this.maxBytes ? oversize(this.filled - from, this.buf.subarray(from, Math.min(this.filled, from + PEEK_BYTES))) : text(this.buf, from, this.filled)
       }
     }
-    if (this.start === this.filled && this.oversized.length === 0) this.reset()
     return undefined
   }
 
+  private firePassed(): void {
+    while (this.passed.length > 0 && (this.passed[0] as { at: number }).at <= this.start) (this.passed.shift() as { fn: () => void }).fn()
+  }
+
   /**
-   * Takes, ahead of their turn, the complete lines not yet taken that contain `needle` (ASCII):
-   * each is passed to `take` and blanked, so next() skips it.
+   * Offers, ahead of their turn, the complete lines not yet taken that contain `needle` (ASCII).
+   * `take` returns undefined to leave a line in its place, or a function: the line is then
+   * blanked (next() skips it), and the function runs once reading reaches the line's place.
    */
-  takeAhead(needle: string, take: (line: string) => void): void {
+  takeAhead(needle: string, take: (line: string) => (() => void) | undefined): void {
     for (let hit = this.view.indexOf(needle, this.start, 'latin1'); hit !== -1 && hit < this.tail; ) {
       const nl = this.view.indexOf(NL, hit)
       const from = Math.max(this.start, this.view.lastIndexOf(NL, hit) + 1)
-      if (nl - from <= this.maxBytes) {
-        const line = text(this.buf, from, nl)
+      const line = nl - from <= this.maxBytes ? text(this.buf, from, nl) : undefined
+      const passed = line !== undefined ? take(line) : undefined
+      if (passed) {
         this.buf.fill(SPACE, from, nl)
-        if (line !== undefined) take(line)
+        let i = this.passed.length
+        while (i > 0 && (this.passed[i - 1] as { at: number }).at > nl) i--
+        this.passed.splice(i, 0, { at: nl + 1, fn: passed })
       }
       hit = this.view.indexOf(needle, nl, 'latin1')
     }
@@ -149,7 +170,12 @@ export class LineReader {
     const n = chunk.length - from
     if (this.filled + n > this.buf.length) {
       const kept = this.filled - this.start
-      const target = kept + n > this.buf.length ? Buffer.allocUnsafeSlow(Math.max(kept + n, this.buf.length * 2, BUFFER_BYTES)) : this.buf
+      const target =
+        kept + n > this.buf.length
+          ? Buffer.allocUnsafeSlow(Math.max(kept + n, this.buf.length * 2, BUFFER_BYTES))
+          : this.buf.length > 4 * BUFFER_BYTES && kept + n <= BUFFER_BYTES
+            ? Buffer.allocUnsafeSlow(BUFFER_BYTES) // the long line is gone: back to the usual size
+            : this.buf
       this.buf.copy(target, 0, this.start, this.filled)
       this.buf = target
       this.shift(this.start)
@@ -166,6 +192,7 @@ export class LineReader {
     this.scanned -= by
     this.tail -= by
     for (const o of this.oversized) o.at -= by
+    for (const p of this.passed) p.at -= by
   }
 
   /** Nothing kept: start over at the front, in a buffer of the usual size. */
@@ -176,13 +203,14 @@ export class LineReader {
   }
 }
 
-/** The line's text, CRLF tolerated; undefined for a blank line (ignored). */
+/** The line's text, CRLF tolerated; undefined for a blank line (only whitespace: ignored). */
 function text(buf: Buffer, start: number, end: number): string | undefined {
   if (end > start && buf[end - 1] === CR) end--
-  let i = start
-  while (i < end && (buf[i] === SPACE || buf[i] === TAB || buf[i] === CR)) i++
-  if (i === end) return undefined
-  return buf.toString('utf8', start, end)
+  if (end === start) return undefined
+  const s = buf.toString('utf8', start, end)
+  // A line starting with a visible ASCII character is not blank: no trim on the common path.
+  const c = buf[start] as number
+  return c > 0x20 && c < 0x7f ? s : s.trim() === '' ? undefined : s
 }
 
 function oversize(bytes: number, head: Buffer): Oversize {

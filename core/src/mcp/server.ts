@@ -76,22 +76,32 @@ export class McpServer {
   }
 
   /**
-   * A `notifications/cancelled` line taken out of order, ahead of requests not yet read (the
-   * reader holds requests back while too many calls run): it aborts the call if it runs, and
-   * otherwise makes the request it names, once read, go unanswered.
+   * A line that may be a `notifications/cancelled`, offered out of order, ahead of requests
+   * not yet dispatched (the reader holds requests back while too many calls run or stdout is
+   * full). Not a cancel notification: undefined, and the line stays in its place. A cancel:
+   * it aborts the call if it runs, and otherwise makes the request it names, once dispatched,
+   * go unanswered. The function returned is to be called when reading reaches the cancel's own
+   * place: a request that was not ahead of it by then (already answered, or not sent yet) must
+   * not be suppressed later because its id is reused.
    */
-  cancelAhead(text: string): void {
-    let id: unknown
+  cancelAhead(text: string): (() => void) | undefined {
+    let msg: unknown
     try {
-      id = (JSON.parse(text) as { params?: { requestId?: unknown } }).params?.requestId
+      msg = JSON.parse(text)
     } catch {
-      return
+      return undefined
     }
-    if (typeof id !== 'string' && typeof id !== 'number') return
+    if (!isObject(msg) || 'id' in msg || msg['method'] !== 'notifications/cancelled') return undefined
+    const id = isObject(msg['params']) ? msg['params']['requestId'] : undefined
+    if (typeof id !== 'string' && typeof id !== 'number') return () => {} // a malformed cancel: nothing to do, now or later
     const running = this.inflight.get(id)
-    if (running) return running.abort(new Error(CANCELLED))
+    if (running) {
+      running.abort(new Error(CANCELLED))
+      return () => {}
+    }
     this.cancelledAhead.add(id)
     if (this.cancelledAhead.size > 1024) this.cancelledAhead.delete(this.cancelledAhead.values().next().value as RequestId)
+    return () => void this.cancelledAhead.delete(id)
   }
 
   /** The revision `initialize` selected for this process, if any. */

@@ -122,7 +122,7 @@ t.test('a long line under the limit, in many chunks, with lines waiting before i
   }
   drain(r, out)
   t.same(out, ['{"id":1}', long, '{"id":2}'])
-  t.ok((r as unknown as { buf: Buffer }).buf.length <= 128 * 1024, 'back to its usual size once the long line is taken')
+  t.ok((r as unknown as { buf: Buffer }).buf.length <= 256 * 1024, 'back to its usual size once the long line is taken')
 })
 
 t.test('takeAhead takes matching complete lines out of order and leaves the rest in order', async (t) => {
@@ -131,10 +131,10 @@ t.test('takeAhead takes matching complete lines out of order and leaves the rest
   r.push(Buffer.from(`{"id":1}\n${cancel(1)}\r\n{"id":2}\n${cancel(2)}\n{"id":3}\n${cancel(3).slice(0, 20)}`))
   t.equal(r.next(), '{"id":1}')
   const taken: string[] = []
-  r.takeAhead('notifications/cancelled', (line) => taken.push(line))
+  r.takeAhead('notifications/cancelled', (line) => (taken.push(line), () => {}))
   t.same(taken, [cancel(1), cancel(2)], 'the incomplete third is left for later')
   r.push(Buffer.from(`${cancel(3).slice(20)}\n{"id":4}\n`))
-  r.takeAhead('notifications/cancelled', (line) => taken.push(line))
+  r.takeAhead('notifications/cancelled', (line) => (taken.push(line), () => {}))
   t.same(taken, [cancel(1), cancel(2), cancel(3)], 'completed by a later chunk, it is taken too')
   t.same(drain(r, []), ['{"id":2}', '{"id":3}', '{"id":4}'], 'taken lines are not yielded again')
 })
@@ -144,7 +144,7 @@ t.test('takeAhead leaves an oversize line to be reported in order', async (t) =>
   const r = new LineReader(100)
   r.push(Buffer.from(`${big}\n{"id":1}\n`))
   const taken: string[] = []
-  r.takeAhead('notifications/cancelled', (line) => taken.push(line))
+  r.takeAhead('notifications/cancelled', (line) => (taken.push(line), () => {}))
   t.same(taken, [])
   t.same(drain(r, []), [{ kind: 'oversize', bytes: big.length, id: 9 }, '{"id":1}'])
 })
@@ -195,4 +195,53 @@ t.test('property: any input, any chunking, any interleaving of reads and takes, 
     { numRuns: 3000 },
   )
   t.pass('3,000 random inputs agree with the reference')
+})
+
+t.test('takeAhead: a line the taker declines stays in its place; a taken one reports when reading passes it', async (t) => {
+  const r = new LineReader(1000)
+  const cancel = '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}'
+  const mentions = '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"note":"notifications/cancelled"}}'
+  r.push(Buffer.from(`{"id":1}\n${mentions}\n{"id":2}\n${cancel}\n{"id":5}\n`))
+  const order: string[] = []
+  r.takeAhead('notifications/cancelled', (line) => (line.includes('"method":"ping"') ? undefined : () => order.push('cancel passed')))
+  for (let e = r.next(); e !== undefined; e = r.next()) order.push(typeof e === 'string' ? e : 'oversize')
+  t.same(order, ['{"id":1}', mentions, '{"id":2}', 'cancel passed', '{"id":5}'], 'declined line in order; the taken one passes before the line after it')
+})
+
+t.test('a buffer grown for a long line shrinks back once the line is taken', async (t) => {
+  const r = new LineReader(4 * 1024 * 1024)
+  const long = `{"id":1,"pad":"${'a'.repeat(3_000_000)}"}`
+  const bytes = Buffer.from(`${long}\n`)
+  for (let i = 0; i < bytes.length; i += 65536) r.push(bytes.subarray(i, i + 65536))
+  t.equal(r.next(), long)
+  // Then ordinary traffic, never letting the reader run dry (a partial line always waits).
+  for (let i = 0; i < 200; i++) {
+    r.push(Buffer.from(`{"id":${i}}\n{"id":`))
+    r.next()
+    r.push(Buffer.from(`${i}}\n`))
+    r.next()
+  }
+  t.ok((r as unknown as { buf: Buffer }).buf.length <= 256 * 1024, `buffer ${(r as unknown as { buf: Buffer }).buf.length} bytes`)
+})
+
+t.test('an oversize report never reads stale bytes past what was received', async (t) => {
+  // An earlier line leaves `"id":99` in the reused buffer; the oversized line that follows is
+  // shorter than the 4 KiB peek, so a peek past the received bytes would find that stale id.
+  const r = new LineReader(1024)
+  r.push(Buffer.from(`{"pad":"${'p'.repeat(1090)}","id":99}\n`))
+  t.match(r.next(), { kind: 'oversize', id: 99 })
+  r.push(Buffer.from(`\n{"x":"${'A'.repeat(1094)}`))
+  t.equal(r.next(), undefined)
+  r.push(Buffer.from('"}\n'))
+  t.same(r.next(), { kind: 'oversize', bytes: 1102, id: null })
+  const atEof = new LineReader(1024)
+  atEof.push(Buffer.from(`{"pad":"${'p'.repeat(1090)}","id":99}\n`))
+  atEof.next()
+  atEof.push(Buffer.from(`{"x":"${'B'.repeat(1020)}`))
+  atEof.end()
+  t.same(atEof.next(), { kind: 'oversize', bytes: 1026, id: null }, 'the same for a last line without newline')
+})
+
+t.test('a line of only whitespace of any kind is ignored, as before', async (t) => {
+  t.same(lines(run(100, ['\ufeff\n', '\u00a0 \f\v\n', '{"id":1}\n'])), ['{"id":1}'])
 })
