@@ -2,18 +2,24 @@
 // blocking or growing without bound, and says how many once stderr is read again.
 import t from 'tap'
 import { modernMeta, startMcp } from '../helpers/mcp-process.ts'
+import type { McpProcess } from '../helpers/mcp-process.ts'
+
+/** Writes `n` tools/call server_info at once (ids from `first`), each expected to be answered. */
+function sendCalls(p: McpProcess, n: number, first: number): void {
+  let batch = ''
+  for (let i = 0; i < n; i++) {
+    const msg = { jsonrpc: '2.0', id: first + i, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } }
+    p.expect(msg)
+    batch += `${JSON.stringify(msg)}\n`
+  }
+  p.writeRaw(batch)
+}
 
 t.test('an unread stderr never holds up answers; dropped log lines are counted, none lost silently', async (t) => {
   const p = startMcp(t, { args: ['--rate-limit=1000000/s'] })
   p.child.stderr.pause() // nobody reads: the pipe fills, then ag-mcp's own stderr backlog
   const N = 6000
-  let batch = ''
-  for (let i = 0; i < N; i++) {
-    const msg = { jsonrpc: '2.0', id: 1000 + i, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } }
-    p.expect(msg)
-    batch += `${JSON.stringify(msg)}\n`
-  }
-  p.writeRaw(batch)
+  sendCalls(p, N, 1000)
   await p.waitForLines(N, 60_000)
   t.equal(p.responses.filter((r) => 'result' in r && !(r.result as { isError?: boolean }).isError).length, N, `all ${N} calls answered while stderr was unread`)
 
@@ -42,13 +48,8 @@ t.test('stdin EOF with stderr never read: every answer is delivered and the proc
   p.child.stderr.pause()
   const exited = new Promise<number | null>((resolve) => p.child.once('exit', (code) => resolve(code)))
   const N = 4000
-  let batch = ''
-  for (let i = 0; i < N; i++) {
-    const msg = { jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } }
-    p.expect(msg)
-    batch += `${JSON.stringify(msg)}\n`
-  }
-  p.child.stdin.end(batch)
+  sendCalls(p, N, 1)
+  p.child.stdin.end()
   const t0 = Date.now()
   const code = await exited
   t.equal(code, 0, 'exit 0')
@@ -62,13 +63,7 @@ t.test('a drop count still pending at exit is reported before the process ends',
   const p = startMcp(t, { args: ['--rate-limit=1000000/s'] })
   p.child.stderr.pause()
   const N = 6000
-  let batch = ''
-  for (let i = 0; i < N; i++) {
-    const msg = { jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } }
-    p.expect(msg)
-    batch += `${JSON.stringify(msg)}\n`
-  }
-  p.writeRaw(batch)
+  sendCalls(p, N, 1)
   await p.waitForLines(N, 60_000)
   // stderr is read again, and stdin ends at once: no later line would carry the count.
   p.child.stderr.resume()
