@@ -2,6 +2,7 @@
 // so it stays small: the plugins, the validators, minimatch and the yargs help are loaded on
 // first use (see README, "Start-up").
 import { LineReader } from './jsonrpc/lines.ts'
+import type { LineEvent } from './jsonrpc/lines.ts'
 import { readStdin } from './stdin.ts'
 import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
@@ -107,9 +108,9 @@ const MAX_IN_FLIGHT = 64
  */
 const PER_TURN = 8
 /**
- * Bytes of requests read ahead, beyond which stdin is paused. Reading goes on between turns
- * below it: a chunk left waiting in the paused stream for many turns would be promoted, and its
- * 64 KiB freed only by a full collection.
+ * Bytes of requests read and waiting in the reader beyond which stdin is paused: the bound on
+ * what a pipelining client can make ag-mcp hold. Below it, reading goes on between turns (and
+ * while calls wait, so that cancellations can be read).
  */
 const READ_AHEAD = 128 * 1024
 
@@ -166,20 +167,22 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
     if (!input.paused) input.pause()
   }
   /**
-   * While requests wait for calls to finish, reading goes on up to READ_AHEAD bytes, and
-   * cancellations among what was read are taken out of order.
+   * While requests wait, cancellations among the bytes read are taken out of order, and reading
+   * goes on up to READ_AHEAD bytes, unless the client is not reading our answers.
    */
-  const waitWithCancels = (): void => {
+  const waitWithCancels = (readMore: boolean): void => {
     reader.takeAhead('notifications/cancelled', (line) => server.cancelAhead(line))
-    if (reader.bufferedBytes > READ_AHEAD) hold()
+    if (!readMore || reader.bufferedBytes > READ_AHEAD) hold()
     else if (input.paused && !ended) input.resume()
+  }
+  const dispatch = (e: LineEvent): void => {
+    if (typeof e === 'string') server.handleLine(e)
+    else server.rejectOversize(e.id, e.bytes, config.maxMessageBytes)
   }
   const pump = (): void => {
     for (let budget = PER_TURN; reader.buffered; budget--) {
       if (writer.blocked) {
-        // The client is not reading: read no further (cancellations already read still count).
-        reader.takeAhead('notifications/cancelled', (line) => server.cancelAhead(line))
-        hold()
+        waitWithCancels(false)
         if (!waiting) {
           waiting = true
           void writer.idle().then(() => {
@@ -191,20 +194,16 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
       }
       if (server.inFlightCount >= MAX_IN_FLIGHT) {
         throttled = true // onCallSettled pumps again
-        return waitWithCancels()
+        return waitWithCancels(true)
       }
       if (budget === 0) return later()
       const e = reader.next()
       if (e === undefined) break
-      if (typeof e === 'string') server.handleLine(e)
-      else server.rejectOversize(e.id, e.bytes, config.maxMessageBytes)
+      dispatch(e)
     }
     if (ended) {
       // At EOF: a last line without a newline, or an oversize line cut short by the end.
-      for (let e = reader.next(); e !== undefined; e = reader.next()) {
-        if (typeof e === 'string') server.handleLine(e)
-        else server.rejectOversize(e.id, e.bytes, config.maxMessageBytes)
-      }
+      for (let e = reader.next(); e !== undefined; e = reader.next()) dispatch(e)
       void finish()
     } else if (input.paused) input.resume()
   }

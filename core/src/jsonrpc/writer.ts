@@ -1,4 +1,5 @@
-// The only writer of stdout: one JSON value per line, in the order handed over.
+// A line writer for an output stream: the only writer of stdout (one JSON value per line, in
+// the order handed over), and of stderr for the log.
 //
 // Every line is encoded at once into a reusable off-heap block, and the bytes gathered during
 // one tick leave as a single write. So an answer's string dies young however long the client
