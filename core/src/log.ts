@@ -104,8 +104,12 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
     async idle() {
       if (!stderr) return
       // A count still pending is said too, once stderr has room (never, if nobody reads it:
-      // the caller bounds this wait).
-      while (!sayDropped(stderr)) await stderr.idle()
+      // the caller bounds this wait). One retry: after idle() the backlog is empty, so only a
+      // closed stderr refuses it, and looping on that would never yield.
+      if (!sayDropped(stderr)) {
+        await stderr.idle()
+        sayDropped(stderr)
+      }
       await stderr.idle()
     },
   }
