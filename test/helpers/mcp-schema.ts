@@ -1,5 +1,5 @@
 // Validators for every message ag-mcp writes, compiled from the unmodified MCP schemas in
-// ../shared/mcp-schema/<revision>/schema.json (draft-07 for 2025-03-26 and 2025-06-18,
+// test/fixtures/mcp-schema/<revision>/schema.json (draft-07 for 2025-03-26 and 2025-06-18,
 // draft 2020-12 for 2025-11-25 and 2026-07-28). Compiled once per process, lazily.
 import { readFileSync } from 'node:fs'
 import { Ajv } from 'ajv'
@@ -11,8 +11,8 @@ export type Revision = (typeof REVISIONS)[number]
 export const MODERN: Revision = '2026-07-28'
 export const LEGACY: readonly Revision[] = ['2025-11-25', '2025-06-18', '2025-03-26']
 
-/** The shared folder sits beside the repository (CI clones the repo next to ../shared). */
-export const SCHEMA_ROOT = new URL('../../../shared/mcp-schema/', import.meta.url)
+/** Copies kept in the repository (see its README), so a clone alone runs the tests. */
+export const SCHEMA_ROOT = new URL('../fixtures/mcp-schema/', import.meta.url)
 
 /** Which result definition answers which method (the same names in every revision). */
 const RESULT_OF: Record<string, string> = {
