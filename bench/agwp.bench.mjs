@@ -92,7 +92,8 @@ function makeRepo() {
   writeFileSync(join(src, 'src', 'main.txt'), 'main\n')
   // ~4 KB of plain text: lines of prose and code-ish text, no control characters.
   let big = ''
-  for (let i = 0; big.length < 4000; i++) big += `line ${String(i).padStart(3, '0')}: the quick brown fox jumps over the lazy dog; const x${i} = f(${i});\n`
+  for (let i = 0; big.length < 4000; i++)
+    big += `line ${String(i).padStart(3, '0')}: the quick brown fox jumps over the lazy dog; const x${i} = f(${i});\n`
   writeFileSync(join(src, 'docs', 'big.txt'), big)
   run('git', ['add', '.'], src)
   run('git', ['commit', '-qm', 'initial: README, src/main.txt, docs/big.txt'], src)
@@ -145,9 +146,19 @@ process.stdin.setEncoding('utf8').on('data', (c) => {
 function startServer(data) {
   const counter = join(tmp, 'counter.mjs')
   writeFileSync(counter, COUNTER)
-  const child = spawn(process.execPath, ['--import', counter, AG_SERVER, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: gitEnv })
+  const child = spawn(
+    process.execPath,
+    ['--import', counter, AG_SERVER, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: gitEnv },
+  )
   children.push(child)
-  const server = { child, stderr: '', url: '', pid: /** @type {number} */ (child.pid), onErr: /** @type {(line: string) => void} */ (() => {}) }
+  const server = {
+    child,
+    stderr: '',
+    url: '',
+    pid: /** @type {number} */ (child.pid),
+    onErr: /** @type {(line: string) => void} */ (() => {}),
+  }
   child.stderr.setEncoding('utf8')
   let rest = ''
   child.stderr.on('data', (s) => {
@@ -160,7 +171,11 @@ function startServer(data) {
   })
   return new Promise((resolve, reject) => {
     let out = ''
-    const timer = setTimeout(() => reject(new Error(`ag-server did not listen within ${TIMEOUT_MS} ms: ${server.stderr.trim().slice(0, 500)}`)), TIMEOUT_MS)
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`ag-server did not listen within ${TIMEOUT_MS} ms: ${server.stderr.trim().slice(0, 500)}`)),
+      TIMEOUT_MS,
+    )
     child.stdout.setEncoding('utf8').on('data', (d) => {
       out += d
       const m = /listening on (http:\/\/\S+\/agwp\/v1)/.exec(out)
@@ -241,8 +256,12 @@ class StdioChild {
   call(line) {
     return new Promise((resolve, reject) => {
       if (this.died) return reject(new Error(`${this.died}; stderr: ${this.stderr.trim().slice(0, 500)}`))
-      const timer = setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms; stderr: ${this.stderr.trim().slice(0, 500)}`)), TIMEOUT_MS)
-      const onExit = () => reject(new Error(`${this.died} before answering; stderr: ${this.stderr.trim().slice(0, 500)}`))
+      const timer = setTimeout(
+        () => reject(new Error(`no answer within ${TIMEOUT_MS} ms; stderr: ${this.stderr.trim().slice(0, 500)}`)),
+        TIMEOUT_MS,
+      )
+      const onExit = () =>
+        reject(new Error(`${this.died} before answering; stderr: ${this.stderr.trim().slice(0, 500)}`))
       this.exited.then(onExit)
       const id = JSON.parse(line).id
       /** @param {string} answer */
@@ -285,23 +304,31 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
 function direct(url, token) {
   return new Promise((resolve, reject) => {
     const t0 = now()
-    const req = http.get(url, { agent, headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': 'bench-direct' }, timeout: TIMEOUT_MS }, (res) => {
-      /** @type {Buffer[]} */
-      const chunks = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        let body
-        try {
-          body = JSON.parse(text)
-        } catch {
-          return reject(new Error(`direct GET: not JSON (${res.statusCode}): ${text.slice(0, 200)}`))
-        }
-        const t1 = now()
-        resolve({ body, us: (t1 - t0) * 1000, bytes: text.length, status: res.statusCode ?? 0 })
-      })
-      res.on('error', reject)
-    })
+    const req = http.get(
+      url,
+      {
+        agent,
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': 'bench-direct' },
+        timeout: TIMEOUT_MS,
+      },
+      (res) => {
+        /** @type {Buffer[]} */
+        const chunks = []
+        res.on('data', (c) => chunks.push(c))
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8')
+          let body
+          try {
+            body = JSON.parse(text)
+          } catch {
+            return reject(new Error(`direct GET: not JSON (${res.statusCode}): ${text.slice(0, 200)}`))
+          }
+          const t1 = now()
+          resolve({ body, us: (t1 - t0) * 1000, bytes: text.length, status: res.statusCode ?? 0 })
+        })
+        res.on('error', reject)
+      },
+    )
     req.on('timeout', () => req.destroy(new Error(`direct GET: no answer within ${TIMEOUT_MS} ms`)))
     req.on('error', reject)
   })
@@ -329,7 +356,9 @@ const mean = (/** @type {number[]} */ xs) => xs.reduce((a, b) => a + b, 0) / xs.
 
 async function main() {
   const cpuList = cpus()
-  console.log(`machine: node ${process.version}, ${cpuList.length} × ${cpuList[0]?.model ?? 'unknown cpu'}, Linux ${release()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB`)
+  console.log(
+    `machine: node ${process.version}, ${cpuList.length} × ${cpuList[0]?.model ?? 'unknown cpu'}, Linux ${release()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+  )
   const load0 = loadavg()[0] ?? NaN
 
   const t0 = now()
@@ -338,13 +367,38 @@ async function main() {
   admin('init', data)
   admin('repo', 'add', 'demo', '--from', src, '--data', data)
   const tokenFile = join(tmp, 'alice.token')
-  admin('token', 'mint', '--principal', 'agent:alice', '--scopes', 'read,workspace,propose,coordinate', '--repos', 'demo', '--ttl', '1h', '--out', tokenFile, '--data', data)
+  admin(
+    'token',
+    'mint',
+    '--principal',
+    'agent:alice',
+    '--scopes',
+    'read,workspace,propose,coordinate',
+    '--repos',
+    'demo',
+    '--ttl',
+    '1h',
+    '--out',
+    tokenFile,
+    '--data',
+    data,
+  )
   admin('role', 'set', '--repo', 'demo', '--principal', 'agent:alice', '--role', 'contributor', '--data', data)
   const token = readFileSync(tokenFile, 'utf8').trim()
   const server = await startServer(data)
   const origin = new URL(server.url).origin
 
-  const mcpArgs = [AG_MCP, '--upstream', origin, '--token-file', tokenFile, '--log-level', 'warn', '--rate-limit', '100000/s']
+  const mcpArgs = [
+    AG_MCP,
+    '--upstream',
+    origin,
+    '--token-file',
+    tokenFile,
+    '--log-level',
+    'warn',
+    '--rate-limit',
+    '100000/s',
+  ]
   if (CPU_PROF) {
     mkdirSync(CPU_PROF, { recursive: true })
     mcpArgs.unshift('--cpu-prof', '--cpu-prof-dir', CPU_PROF)
@@ -359,13 +413,15 @@ async function main() {
 
   let id = 0
   /** @param {string} method @param {Record<string, unknown>} params */
-  const modern = (method, params) => `${JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta: META } })}\n`
+  const modern = (method, params) =>
+    `${JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta: META } })}\n`
 
   const discover = await mcp.call(modern('server/discover', {}))
   if (!discover.msg.result) throw new Error(`server/discover: ${JSON.stringify(discover.msg).slice(0, 300)}`)
   const listed = await mcp.call(modern('tools/list', {}))
   const names = (listed.msg.result?.tools ?? []).map((/** @type {{ name: string }} */ t) => t.name)
-  for (const t of ['file_read', 'log']) if (!names.includes(t)) throw new Error(`tools/list has no ${t}: ${names.join(', ')}`)
+  for (const t of ['file_read', 'log'])
+    if (!names.includes(t)) throw new Error(`tools/list has no ${t}: ${names.join(', ')}`)
 
   /** @type {Op[]} */
   const ops = [
@@ -375,7 +431,10 @@ async function main() {
       path: `/repos/demo/file?path=${encodeURIComponent('docs/big.txt')}`,
       tool: 'file_read',
       args: { repo: 'demo', path: 'docs/big.txt' },
-      check: (s, d) => (s?.blob === d?.blob && typeof s?.content === 'string' ? undefined : `structuredContent differs from the direct answer (blob ${s?.blob} vs ${d?.blob})`),
+      check: (s, d) =>
+        s?.blob === d?.blob && typeof s?.content === 'string'
+          ? undefined
+          : `structuredContent differs from the direct answer (blob ${s?.blob} vs ${d?.blob})`,
     },
     {
       name: 'log',
@@ -384,7 +443,9 @@ async function main() {
       tool: 'log',
       args: { repo: 'demo', limit: 20 },
       check: (s, d) =>
-        Array.isArray(s?.commits) && s.commits.length === 20 && Array.isArray(d?.commits) && d.commits.length === 20 ? undefined : `expected 20 commits, got ${s?.commits?.length} via ag-mcp and ${d?.commits?.length} direct`,
+        Array.isArray(s?.commits) && s.commits.length === 20 && Array.isArray(d?.commits) && d.commits.length === 20
+          ? undefined
+          : `expected 20 commits, got ${s?.commits?.length} via ag-mcp and ${d?.commits?.length} direct`,
     },
   ]
 
@@ -451,7 +512,17 @@ async function main() {
     const cpuSrv = (cpuMs(server.pid) - cpuSrv0) / (3 * N)
     const countsAfter = await serverCounts(server)
     const delta = (/** @type {string} */ ua) => (countsAfter[ua] ?? 0) - (countsBefore[ua] ?? 0)
-    results.push({ op, lat, bytes, cpuMcp, cpuRelay, cpuSrv, added50: NaN, countMismatch: false, upstream: { mcp: delta('ag-mcp'), direct: delta('bench-direct'), relay: delta('relay'), calls: N + WARMUP } })
+    results.push({
+      op,
+      lat,
+      bytes,
+      cpuMcp,
+      cpuRelay,
+      cpuSrv,
+      added50: NaN,
+      countMismatch: false,
+      upstream: { mcp: delta('ag-mcp'), direct: delta('bench-direct'), relay: delta('relay'), calls: N + WARMUP },
+    })
   }
 
   // Report
@@ -459,14 +530,24 @@ async function main() {
   const lpad = (/** @type {string} */ s, /** @type {number} */ n) => s.padStart(n)
   const us = (/** @type {number} */ v) => `${Math.round(v)} µs`
   const signed = (/** @type {number} */ v) => `${v >= 0 ? '+' : ''}${Math.round(v)} µs`
-  console.log(`\n${N} sequential samples per path per operation (+${WARMUP} discarded), interleaved in rotating order\n`)
-  console.log(`${pad('latency (request → answer parsed)', 44)}${lpad('p50', 10)}${lpad('p99', 10)}${lpad('mean', 10)}${lpad('answer', 10)}`)
-  const labels = { direct: 'direct HTTP, keep-alive', relay: 'floor: minimal stdio relay + HTTP', mcp: 'ag-mcp tools/call over stdio' }
+  console.log(
+    `\n${N} sequential samples per path per operation (+${WARMUP} discarded), interleaved in rotating order\n`,
+  )
+  console.log(
+    `${pad('latency (request → answer parsed)', 44)}${lpad('p50', 10)}${lpad('p99', 10)}${lpad('mean', 10)}${lpad('answer', 10)}`,
+  )
+  const labels = {
+    direct: 'direct HTTP, keep-alive',
+    relay: 'floor: minimal stdio relay + HTTP',
+    mcp: 'ag-mcp tools/call over stdio',
+  }
   for (const r of results) {
     console.log(`   ${r.op.label}`)
     for (const p of /** @type {const} */ (['direct', 'relay', 'mcp'])) {
       const xs = r.lat[p]
-      console.log(`${pad(`     ${labels[p]}`, 44)}${lpad(us(quantile(xs, 0.5)), 10)}${lpad(us(quantile(xs, 0.99)), 10)}${lpad(us(mean(xs)), 10)}${lpad(`${(r.bytes[p] / 1024).toFixed(1)} KB`, 10)}`)
+      console.log(
+        `${pad(`     ${labels[p]}`, 44)}${lpad(us(quantile(xs, 0.5)), 10)}${lpad(us(quantile(xs, 0.99)), 10)}${lpad(us(mean(xs)), 10)}${lpad(`${(r.bytes[p] / 1024).toFixed(1)} KB`, 10)}`,
+      )
     }
     const added50 = quantile(r.lat.mcp, 0.5) - quantile(r.lat.direct, 0.5)
     const added99 = quantile(r.lat.mcp, 0.99) - quantile(r.lat.direct, 0.99)
@@ -476,22 +557,30 @@ async function main() {
       `${pad('     added by ag-mcp (ag-mcp − direct)', 44)}${lpad(signed(added50), 10)}${lpad(signed(added99), 10)}${lpad(signed(mean(r.lat.mcp) - mean(r.lat.direct)), 10)}` +
         `\n${pad('     of which any stdio hop (relay − direct)', 44)}${lpad(signed(floor50), 10)}`,
     )
-    console.log(`     CPU per call (all threads, /proc): ag-mcp ${us(r.cpuMcp * 1000)}, relay ${us(r.cpuRelay * 1000)}; ag-server ${us(r.cpuSrv * 1000)} per request (mean of the three paths)`)
+    console.log(
+      `     CPU per call (all threads, /proc): ag-mcp ${us(r.cpuMcp * 1000)}, relay ${us(r.cpuRelay * 1000)}; ag-server ${us(r.cpuSrv * 1000)} per request (mean of the three paths)`,
+    )
     const u = r.upstream
     const one = u.mcp === u.calls
-    console.log(`     upstream requests seen by ag-server: ag-mcp ${u.mcp} for ${u.calls} tools/call (${one ? 'exactly one GET per call' : 'NOT one per call'}), direct ${u.direct}, relay ${u.relay}`)
+    console.log(
+      `     upstream requests seen by ag-server: ag-mcp ${u.mcp} for ${u.calls} tools/call (${one ? 'exactly one GET per call' : 'NOT one per call'}), direct ${u.direct}, relay ${u.relay}`,
+    )
     if (!one) r.countMismatch = true
   }
 
   console.log(`\n${pad('target (ag-mcp)', 44)}${lpad('measured', 14)}  result`)
   for (const r of results) {
-    console.log(`${pad(`   ${r.op.name}: added p50 < 1 ms`, 44)}${lpad(signed(r.added50), 14)}  ${r.added50 < TARGET_US ? 'PASS' : 'FAIL'}`)
+    console.log(
+      `${pad(`   ${r.op.name}: added p50 < 1 ms`, 44)}${lpad(signed(r.added50), 14)}  ${r.added50 < TARGET_US ? 'PASS' : 'FAIL'}`,
+    )
   }
   const load1 = loadavg()[0] ?? NaN
   const busy = Math.max(load0, load1) > cpuList.length * 0.75
   console.log(
     `   load average ${load0.toFixed(1)} at start, ${load1.toFixed(1)} at end on ${cpuList.length} cpus` +
-      (busy ? ': the machine was busy, so wall-clock figures are inflated and noisy (each sample crosses two or three processes); CPU per call is the steadier figure' : ''),
+      (busy
+        ? ': the machine was busy, so wall-clock figures are inflated and noisy (each sample crosses two or three processes); CPU per call is the steadier figure'
+        : ''),
   )
   if (CPU_PROF) console.log(`   ag-mcp ran with --cpu-prof (figures include the profiler); profile in ${CPU_PROF}`)
 
@@ -503,8 +592,12 @@ async function main() {
     const timer = setTimeout(resolve, 5000) // then killed by cleanup()
     server.child.once('exit', () => resolve(clearTimeout(timer)))
   })
-  if (closed.code !== 0) throw new Error(`ag-mcp exited (${closed.signal ?? closed.code}) at stdin EOF; stderr: ${mcp.stderr.trim().slice(0, 500)}`)
-  if (results.some((r) => r.countMismatch)) throw new Error('ag-mcp did not make exactly one upstream request per tools/call')
+  if (closed.code !== 0)
+    throw new Error(
+      `ag-mcp exited (${closed.signal ?? closed.code}) at stdin EOF; stderr: ${mcp.stderr.trim().slice(0, 500)}`,
+    )
+  if (results.some((r) => r.countMismatch))
+    throw new Error('ag-mcp did not make exactly one upstream request per tools/call')
 }
 
 try {

@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url'
 
 const dir = dirname(fileURLToPath(import.meta.url))
 const filters = process.argv.slice(2)
-const all = readdirSync(dir).filter((f) => f.endsWith('.bench.mjs')).sort()
+const all = readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.mjs'))
+  .sort()
 const selected = filters.length === 0 ? all : all.filter((f) => filters.some((w) => f.includes(w)))
 
 if (selected.length === 0) {

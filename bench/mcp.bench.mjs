@@ -35,9 +35,14 @@ const PIPE_N = 5000
 const TIMEOUT_MS = 30_000
 
 const MODERN = '2026-07-28'
-const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'ag-mcp-bench', version: '1' } }
+const META = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'ag-mcp-bench', version: '1' },
+}
 /** @param {number | string} id @param {string} method @param {Record<string, unknown>} [params] */
-const modern = (id, method, params = {}) => `${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: META } })}\n`
+const modern = (id, method, params = {}) =>
+  `${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: META } })}\n`
 const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ag-mcp-bench', version: '1' } } })}\n`
 const DISCOVER = modern(1, 'server/discover')
 
@@ -125,8 +130,13 @@ class Child {
    */
   nextLine(ms = TIMEOUT_MS) {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms; stderr: ${this.stderr.trim().slice(0, 500)}`)), ms)
-      this.exited.then(({ code, signal }) => reject(new Error(`exited (${signal ?? code}) before answering; stderr: ${this.stderr.trim().slice(0, 500)}`)))
+      const timer = setTimeout(
+        () => reject(new Error(`no answer within ${ms} ms; stderr: ${this.stderr.trim().slice(0, 500)}`)),
+        ms,
+      )
+      this.exited.then(({ code, signal }) =>
+        reject(new Error(`exited (${signal ?? code}) before answering; stderr: ${this.stderr.trim().slice(0, 500)}`)),
+      )
       this.onLine = (line, t) => {
         clearTimeout(timer)
         this.onLine = () => {}
@@ -144,7 +154,8 @@ function expectResult(line, what) {
   } catch {
     throw new Error(`${what}: not JSON: ${line.slice(0, 200)}`)
   }
-  if (!msg || typeof msg !== 'object' || !('result' in msg)) throw new Error(`${what}: not a result: ${line.slice(0, 300)}`)
+  if (!msg || typeof msg !== 'object' || !('result' in msg))
+    throw new Error(`${what}: not a result: ${line.slice(0, 300)}`)
   return msg.result
 }
 
@@ -184,10 +195,22 @@ async function firstAnswer(args, request, what) {
 /** @type {Variant[]} */
 const variants = [
   { key: 'node', label: 'node -e "" (floor: spawn → exit)', run: nodeFloor },
-  { key: 'minimal', label: 'minimal hand-written stdio server', run: () => firstAnswer([FLOOR_SERVER], DISCOVER, 'minimal') },
-  { key: 'ag-discover', label: 'ag-mcp → server/discover', run: () => firstAnswer([AG_MCP], DISCOVER, 'ag-mcp server/discover') },
+  {
+    key: 'minimal',
+    label: 'minimal hand-written stdio server',
+    run: () => firstAnswer([FLOOR_SERVER], DISCOVER, 'minimal'),
+  },
+  {
+    key: 'ag-discover',
+    label: 'ag-mcp → server/discover',
+    run: () => firstAnswer([AG_MCP], DISCOVER, 'ag-mcp server/discover'),
+  },
   { key: 'ag-init', label: 'ag-mcp → initialize', run: () => firstAnswer([AG_MCP], INITIALIZE, 'ag-mcp initialize') },
-  { key: 'sdk-discover', label: 'SDK v2 → server/discover', run: () => firstAnswer([SDK_SERVER], DISCOVER, 'SDK server/discover') },
+  {
+    key: 'sdk-discover',
+    label: 'SDK v2 → server/discover',
+    run: () => firstAnswer([SDK_SERVER], DISCOVER, 'SDK server/discover'),
+  },
   { key: 'sdk-init', label: 'SDK v2 → initialize', run: () => firstAnswer([SDK_SERVER], INITIALIZE, 'SDK initialize') },
 ]
 
@@ -202,7 +225,9 @@ function quantile(xs, q) {
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b)
   const m = s.length >> 1
-  return s.length % 2 ? /** @type {number} */ (s[m]) : (/** @type {number} */ (s[m - 1]) + /** @type {number} */ (s[m])) / 2
+  return s.length % 2
+    ? /** @type {number} */ (s[m])
+    : /** @type {number} */ ((s[m - 1]) + /** @type {number} */ (s[m])) / 2
 }
 
 /** @type {string[]} */
@@ -266,7 +291,10 @@ async function burst(c, n, make, what) {
   let firstBad = ''
   let sample = ''
   const done = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: ${got} of ${n} answers within ${TIMEOUT_MS} ms`)), TIMEOUT_MS)
+    const timer = setTimeout(
+      () => reject(new Error(`${what}: ${got} of ${n} answers within ${TIMEOUT_MS} ms`)),
+      TIMEOUT_MS,
+    )
     c.exited.then(({ code, signal }) => reject(new Error(`${what}: exited (${signal ?? code}) after ${got} answers`)))
     c.onLine = (line, t) => {
       // Cheap check inside the timed loop; one full parse after it.
@@ -298,7 +326,12 @@ async function callBurst(args, label) {
   try {
     c.write(DISCOVER)
     expectResult((await c.nextLine()).line, `${label} server/discover`)
-    const r = await burst(c, PIPE_N, (i) => modern(20_000 + i, 'tools/call', { name: 'server_info', arguments: {} }), `${label} tools/call burst`)
+    const r = await burst(
+      c,
+      PIPE_N,
+      (i) => modern(20_000 + i, 'tools/call', { name: 'server_info', arguments: {} }),
+      `${label} tools/call burst`,
+    )
     return { ...r, rss: c.peakRss() }
   } finally {
     await c.close()
@@ -309,10 +342,16 @@ async function callBurst(args, label) {
 // Run and report
 
 const cpuList = cpus()
-console.log(`machine: node ${process.version}, ${cpuList.length} × ${cpuList[0]?.model ?? 'unknown cpu'}, Linux ${release()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB`)
-console.log(`ag-mcp bundle: ${AG_MCP.startsWith(root) ? AG_MCP.slice(root.length + 1) : AG_MCP} ${(statSync(AG_MCP).size / 1024).toFixed(1)} KiB; SDK: @modelcontextprotocol/server ${sdkVersion()} (unbundled, from node_modules)`)
+console.log(
+  `machine: node ${process.version}, ${cpuList.length} × ${cpuList[0]?.model ?? 'unknown cpu'}, Linux ${release()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+)
+console.log(
+  `ag-mcp bundle: ${AG_MCP.startsWith(root) ? AG_MCP.slice(root.length + 1) : AG_MCP} ${(statSync(AG_MCP).size / 1024).toFixed(1)} KiB; SDK: @modelcontextprotocol/server ${sdkVersion()} (unbundled, from node_modules)`,
+)
 const load0 = loadavg()[0] ?? NaN
-console.log(`cold start: ${COLD_RUNS} runs per variant (+${WARMUP_RUNS} discarded), interleaved in rotating order; load average ${load0.toFixed(1)} at start\n`)
+console.log(
+  `cold start: ${COLD_RUNS} runs per variant (+${WARMUP_RUNS} discarded), interleaved in rotating order; load average ${load0.toFixed(1)} at start\n`,
+)
 
 const cold = await coldStarts()
 const med = Object.fromEntries(Object.entries(cold.samples).map(([k, xs]) => [k, xs.length ? median(xs) : NaN]))
@@ -321,7 +360,9 @@ const pad = (/** @type {string} */ s, /** @type {number} */ n) => s.padEnd(n)
 const lpad = (/** @type {string} */ s, /** @type {number} */ n) => s.padStart(n)
 const cpuMed = Object.fromEntries(Object.entries(cold.cpu).map(([k, xs]) => [k, xs.length ? median(xs) : NaN]))
 const cpuRef = /** @type {number} */ (cpuMed['minimal'])
-console.log(`${pad('1. cold start (spawn → first answer)', 44)}${lpad('median', 9)}${lpad('p10', 8)}${lpad('p90', 8)}${lpad('× node', 9)}${lpad('CPU', 10)}${lpad('× minimal', 11)}`)
+console.log(
+  `${pad('1. cold start (spawn → first answer)', 44)}${lpad('median', 9)}${lpad('p10', 8)}${lpad('p90', 8)}${lpad('× node', 9)}${lpad('CPU', 10)}${lpad('× minimal', 11)}`,
+)
 for (const v of variants) {
   const xs = cold.samples[v.key] ?? []
   if (cold.failed[v.key]) {
@@ -330,8 +371,12 @@ for (const v of variants) {
   }
   const m = /** @type {number} */ (med[v.key])
   const c = /** @type {number} */ (cpuMed[v.key])
-  const cpuCells = Number.isFinite(c) ? `${lpad(`${c.toFixed(1)} ms`, 10)}${lpad(`${(c / cpuRef).toFixed(2)}×`, 11)}` : `${lpad('-', 10)}${lpad('-', 11)}`
-  console.log(`${pad(`   ${v.label}`, 44)}${lpad(`${m.toFixed(1)} ms`, 9)}${lpad(quantile(xs, 0.1).toFixed(1), 8)}${lpad(quantile(xs, 0.9).toFixed(1), 8)}${lpad(`${(m / floor).toFixed(2)}×`, 9)}${cpuCells}`)
+  const cpuCells = Number.isFinite(c)
+    ? `${lpad(`${c.toFixed(1)} ms`, 10)}${lpad(`${(c / cpuRef).toFixed(2)}×`, 11)}`
+    : `${lpad('-', 10)}${lpad('-', 11)}`
+  console.log(
+    `${pad(`   ${v.label}`, 44)}${lpad(`${m.toFixed(1)} ms`, 9)}${lpad(quantile(xs, 0.1).toFixed(1), 8)}${lpad(quantile(xs, 0.9).toFixed(1), 8)}${lpad(`${(m / floor).toFixed(2)}×`, 9)}${cpuCells}`,
+  )
 }
 console.log('   (CPU: all threads of the server until its first answer, from /proc; wall time is what the targets use)')
 for (const [k, msg] of Object.entries(cold.failed)) if (k.startsWith('ag-')) errors.push(`${k}: ${msg}`)
@@ -355,7 +400,10 @@ const steady = { ag: undefined, sdk: undefined }
 const calls = { ag: undefined, sdk: undefined }
 // ag-mcp's default --rate-limit (20/s, burst 40) would refuse all but 40 calls of a burst: raise it.
 const CALL_ARGS = { ag: [AG_MCP, '--rate-limit=1000000/s'], sdk: [SDK_SERVER] }
-for (const [key, path, label] of /** @type {const} */ ([['ag', AG_MCP, 'ag-mcp'], ['sdk', SDK_SERVER, 'SDK v2']])) {
+for (const [key, path, label] of /** @type {const} */ ([
+  ['ag', AG_MCP, 'ag-mcp'],
+  ['sdk', SDK_SERVER, 'SDK v2'],
+])) {
   try {
     steady[key] = await steadyState(path, label)
   } catch (e) {
@@ -390,7 +438,13 @@ const RTT_SERVERS = [
 ]
 /** @param {string[]} prefix a command that runs node (taskset) or [] @returns {Promise<Record<string, any> | { error: string }>} */
 async function roundTrips(prefix) {
-  const cfg = JSON.stringify({ n: SEQ_N, warmup: SEQ_WARMUP, hello: DISCOVER, request: modern(0, 'tools/list'), servers: RTT_SERVERS })
+  const cfg = JSON.stringify({
+    n: SEQ_N,
+    warmup: SEQ_WARMUP,
+    hello: DISCOVER,
+    request: modern(0, 'tools/list'),
+    servers: RTT_SERVERS,
+  })
   const [cmd, ...args] = [...prefix, process.execPath, join(root, 'bench', 'rtt.mjs'), cfg]
   const p = spawn(/** @type {string} */ (cmd), args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
@@ -406,8 +460,11 @@ async function roundTrips(prefix) {
 }
 const rttOne = await roundTrips(['taskset', '-c', '0'])
 const rttAll = await roundTrips([])
-if ('error' in rttOne && typeof rttOne.error === 'string') console.log(`\n   (round trips on one CPU not measured: ${rttOne.error})`)
-console.log(`\n${pad(`2. tools/list round trips (n=${SEQ_N}, sequential)`, 44)}${lpad('ag-mcp', 14)}${lpad('SDK v2', 14)}${lpad('minimal*', 14)}`)
+if ('error' in rttOne && typeof rttOne.error === 'string')
+  console.log(`\n   (round trips on one CPU not measured: ${rttOne.error})`)
+console.log(
+  `\n${pad(`2. tools/list round trips (n=${SEQ_N}, sequential)`, 44)}${lpad('ag-mcp', 14)}${lpad('SDK v2', 14)}${lpad('minimal*', 14)}`,
+)
 for (const [label, src, q] of /** @type {const} */ ([
   ['p50, one CPU (taskset -c 0)', rttOne, 'p50'],
   ['p99, one CPU', rttOne, 'p99'],
@@ -421,9 +478,12 @@ for (const [label, src, q] of /** @type {const} */ ([
   console.log(`${pad(`   ${label}`, 44)}${lpad(v('ag'), 14)}${lpad(v('sdk'), 14)}${lpad(v('minimal'), 14)}`)
 }
 for (const k of ['ag', 'sdk', 'minimal']) {
-  for (const src of [rttOne, rttAll]) if (/** @type {any} */ (src)[k]?.error) console.log(`   ${k} round trips: ${/** @type {any} */ (src)[k].error}`)
+  for (const src of [rttOne, rttAll])
+    if (/** @type {any} */ (src)[k]?.error) console.log(`   ${k} round trips: ${/** @type {any} */ (src)[k].error}`)
 }
-console.log('   * minimal: a hand-written stdio server answering every request with the bytes of ag-mcp\'s tools/list result')
+console.log(
+  "   * minimal: a hand-written stdio server answering every request with the bytes of ag-mcp's tools/list result",
+)
 
 const mib = (/** @type {number | undefined} */ b) => (b === undefined ? 'n/a' : `${(b / 2 ** 20).toFixed(1)} MiB`)
 /** @param {any} s @param {(s: any) => string} f */
@@ -435,7 +495,8 @@ const rows = [
   [`tools/call server_info burst (n=${PIPE_N})`, (s) => `${Math.round(s.perSec).toLocaleString('en')}/s`, calls],
   ['peak RSS after the tools/call burst', (s) => mib(s.rss), calls],
 ]
-for (const [label, f, src] of rows) console.log(`${pad(`   ${label}`, 44)}${lpad(cell(src.ag, f), 14)}${lpad(cell(src.sdk, f), 14)}`)
+for (const [label, f, src] of rows)
+  console.log(`${pad(`   ${label}`, 44)}${lpad(cell(src.ag, f), 14)}${lpad(cell(src.sdk, f), 14)}`)
 for (const k of /** @type {const} */ (['sdk'])) {
   if (steady[k]?.error) console.log(`   SDK steady state error: ${steady[k].error}`)
   if (calls[k]?.error) console.log(`   SDK tools/call burst error: ${calls[k].error}`)
@@ -467,15 +528,32 @@ const targets = [
   { label: 'cold start, initialize ≤ 1.2× node floor', value: agI / floor, show: x, ok: (v) => v <= 1.2 },
   { label: '≥ 2× faster than SDK v2 (discover)', value: sdkD / agD, show: x, ok: (v) => v >= 2 },
   { label: '≥ 2× faster than SDK v2 (initialize)', value: sdkI / agI, show: x, ok: (v) => v >= 2 },
-  { label: 'tools/list p50 < 100 µs (one CPU)', value: /** @type {any} */ (rttOne).ag?.p50 ?? NaN, show: (v) => `${v.toFixed(0)} µs`, ok: (v) => v < 100 },
-  { label: 'pipelined tools/list ≥ 15,000/s', value: ag?.pipelined?.perSec ?? NaN, show: (v) => `${Math.round(v).toLocaleString('en')}/s`, ok: (v) => v >= 15000 },
+  {
+    label: 'tools/list p50 < 100 µs (one CPU)',
+    value: /** @type {any} */ (rttOne).ag?.p50 ?? NaN,
+    show: (v) => `${v.toFixed(0)} µs`,
+    ok: (v) => v < 100,
+  },
+  {
+    label: 'pipelined tools/list ≥ 15,000/s',
+    value: ag?.pipelined?.perSec ?? NaN,
+    show: (v) => `${Math.round(v).toLocaleString('en')}/s`,
+    ok: (v) => v >= 15000,
+  },
   { label: 'peak RSS < 60 MiB (tools/list)', value: ag?.rssList ?? NaN, show: mib, ok: (v) => v < 60 * 2 ** 20 },
-  { label: `peak RSS < 60 MiB (${PIPE_N} tools/call burst)`, value: agCalls?.rss ?? NaN, show: mib, ok: (v) => v < 60 * 2 ** 20 },
+  {
+    label: `peak RSS < 60 MiB (${PIPE_N} tools/call burst)`,
+    value: agCalls?.rss ?? NaN,
+    show: mib,
+    ok: (v) => v < 60 * 2 ** 20,
+  },
 ]
 console.log(`\n${pad('targets (ag-mcp)', 44)}${lpad('measured', 14)}  result`)
 for (const t of targets) {
   const known = Number.isFinite(t.value)
-  console.log(`${pad(`   ${t.label}`, 44)}${lpad(known ? t.show(t.value) : 'n/a', 14)}  ${known ? (t.ok(t.value) ? 'PASS' : 'FAIL') : 'n/a'}`)
+  console.log(
+    `${pad(`   ${t.label}`, 44)}${lpad(known ? t.show(t.value) : 'n/a', 14)}  ${known ? (t.ok(t.value) ? 'PASS' : 'FAIL') : 'n/a'}`,
+  )
 }
 const minimal = /** @type {number} */ (med['minimal'])
 console.log(
@@ -497,7 +575,9 @@ const load1 = loadavg()[0] ?? NaN
 const busy = Math.max(load0, load1) > cpuList.length * 0.75
 console.log(
   `   load average ${load0.toFixed(1)} at start, ${load1.toFixed(1)} at end on ${cpuList.length} cpus` +
-    (busy ? ': the machine was busy, so wall-clock figures are inflated and noisy; the CPU column is the steadier comparison' : ''),
+    (busy
+      ? ': the machine was busy, so wall-clock figures are inflated and noisy; the CPU column is the steadier comparison'
+      : ''),
 )
 
 if (errors.length > 0) {
@@ -507,7 +587,9 @@ if (errors.length > 0) {
 
 function sdkVersion() {
   try {
-    return JSON.parse(readFileSync(join(root, 'node_modules', '@modelcontextprotocol', 'server', 'package.json'), 'utf8')).version
+    return JSON.parse(
+      readFileSync(join(root, 'node_modules', '@modelcontextprotocol', 'server', 'package.json'), 'utf8'),
+    ).version
   } catch {
     return '?'
   }

@@ -8,7 +8,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 export function cpuMs(pid) {
   try {
     let ns = 0
-    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+    for (const tid of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
     return ns / 1e6
   } catch {
     return NaN

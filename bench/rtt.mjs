@@ -26,12 +26,16 @@ async function roundTrips(args) {
       wake(t)
     }
   })
-  const died = new Promise((_, reject) => child.on('exit', (code) => reject(new Error(`exited (${code}) during the round trips`))))
+  const died = new Promise((_, reject) =>
+    child.on('exit', (code) => reject(new Error(`exited (${code}) during the round trips`))),
+  )
   const answer = () =>
     Promise.race([
       new Promise((resolve) => (wake = resolve)),
       died,
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS).unref()),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS).unref(),
+      ),
     ])
   try {
     child.stdin.write(cfg.hello)

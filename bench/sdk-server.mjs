@@ -67,9 +67,14 @@ function createServer() {
       )
     }
     for (const r of m.resources ?? []) {
-      server.registerResource(r.name, r.uri, { title: r.title, description: r.description, mimeType: r.mimeType }, async (uri) => ({
-        contents: [{ uri: uri.href, mimeType: r.mimeType, text: '' }],
-      }))
+      server.registerResource(
+        r.name,
+        r.uri,
+        { title: r.title, description: r.description, mimeType: r.mimeType },
+        async (uri) => ({
+          contents: [{ uri: uri.href, mimeType: r.mimeType, text: '' }],
+        }),
+      )
     }
     for (const p of m.prompts ?? []) {
       server.registerPrompt(p.name, { title: p.title, description: p.description }, async () => ({

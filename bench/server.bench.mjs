@@ -17,7 +17,15 @@ if (!fs.existsSync(bin)) {
 }
 const FILES = 5000
 const COMMITS = 1000
-const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@bench.invalid', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@bench.invalid' }
+const env = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@bench.invalid',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@bench.invalid',
+}
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agwp-bench-'))
 const fileName = (i) => `src/d${String(i % 50).padStart(2, '0')}/f${i}.txt`
 
@@ -27,12 +35,17 @@ function buildRepo() {
   const parts = []
   const data = (s) => `data ${Buffer.byteLength(s)}\n${s}\n`
   let t = 1_700_000_000
-  parts.push(`commit refs/heads/main\nmark :1\nauthor bench <bench@bench.invalid> ${t} +0000\ncommitter bench <bench@bench.invalid> ${t} +0000\n${data('initial: 5000 files')}`)
-  for (let i = 0; i < FILES; i++) parts.push(`M 100644 inline ${fileName(i)}\n${data(`file ${i}\n${'line of text for the benchmark\n'.repeat(20)}`)}`)
+  parts.push(
+    `commit refs/heads/main\nmark :1\nauthor bench <bench@bench.invalid> ${t} +0000\ncommitter bench <bench@bench.invalid> ${t} +0000\n${data('initial: 5000 files')}`,
+  )
+  for (let i = 0; i < FILES; i++)
+    parts.push(`M 100644 inline ${fileName(i)}\n${data(`file ${i}\n${'line of text for the benchmark\n'.repeat(20)}`)}`)
   for (let c = 2; c <= COMMITS; c++) {
     t += 60
     const f = (c * 7919) % FILES
-    parts.push(`commit refs/heads/main\nmark :${c}\nauthor bench <bench@bench.invalid> ${t} +0000\ncommitter bench <bench@bench.invalid> ${t} +0000\n${data(`change ${c}`)}from :${c - 1}\nM 100644 inline ${fileName(f)}\n${data(`file ${f} revision ${c}\n`)}`)
+    parts.push(
+      `commit refs/heads/main\nmark :${c}\nauthor bench <bench@bench.invalid> ${t} +0000\ncommitter bench <bench@bench.invalid> ${t} +0000\n${data(`change ${c}`)}from :${c - 1}\nM 100644 inline ${fileName(f)}\n${data(`file ${f} revision ${c}\n`)}`,
+    )
   }
   execFileSync('git', ['--git-dir', src, 'fast-import', '--quiet'], { env, input: parts.join('') })
   return src
@@ -41,7 +54,9 @@ function buildRepo() {
 const cli = (...args) => execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8', env })
 
 function serve(data) {
-  const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   return new Promise((resolve, reject) => {
     let out = ''
     child.stdout.on('data', (d) => {
@@ -57,15 +72,17 @@ async function measure(name, total, concurrency, op) {
   const lat = []
   let next = 0
   const t0 = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (;;) {
-      const i = next++
-      if (i >= total) return
-      const s = performance.now()
-      await op(i)
-      lat.push(performance.now() - s)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const i = next++
+        if (i >= total) return
+        const s = performance.now()
+        await op(i)
+        lat.push(performance.now() - s)
+      }
+    }),
+  )
   const secs = (performance.now() - t0) / 1000
   lat.sort((a, b) => a - b)
   const pct = (p) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))]
@@ -80,33 +97,67 @@ async function main() {
   cli('init', data)
   cli('repo', 'add', 'bench', '--from', src, '--data', data)
   const tokFile = path.join(tmp, 'tok')
-  cli('token', 'mint', '--principal', 'agent:bench', '--scopes', 'read,workspace,propose', '--repos', 'bench', '--ttl', '1h', '--out', tokFile, '--data', data)
+  cli(
+    'token',
+    'mint',
+    '--principal',
+    'agent:bench',
+    '--scopes',
+    'read,workspace,propose',
+    '--repos',
+    'bench',
+    '--ttl',
+    '1h',
+    '--out',
+    tokFile,
+    '--data',
+    data,
+  )
   cli('role', 'set', '--repo', 'bench', '--principal', 'agent:bench', '--role', 'contributor', '--data', data)
   const token = fs.readFileSync(tokFile, 'utf8').trim()
   const { child, url } = await serve(data)
   const call = async (method, p, body) => {
-    const r = await fetch(url + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) })
+    const r = await fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    })
     const j = await r.json()
     if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(j)}`)
     return j
   }
   try {
     const results = []
-    results.push(await measure('file read', 2000, 8, (i) => call('GET', `/repos/bench/file?path=${encodeURIComponent(fileName((i * 31) % FILES))}`)))
+    results.push(
+      await measure('file read', 2000, 8, (i) =>
+        call('GET', `/repos/bench/file?path=${encodeURIComponent(fileName((i * 31) % FILES))}`),
+      ),
+    )
     results.push(await measure('log (100 commits)', 300, 4, () => call('GET', '/repos/bench/log?limit=100')))
     const wss = []
     for (let i = 0; i < 20; i++) wss.push((await call('POST', '/repos/bench/workspaces', {})).id)
-    results.push(await measure('workspace write', 1000, 8, (i) => call('PUT', `/workspaces/${wss[i % wss.length]}/files`, { path: `bench/w${i}.txt`, content: `write ${i}\n` })))
+    results.push(
+      await measure('workspace write', 1000, 8, (i) =>
+        call('PUT', `/workspaces/${wss[i % wss.length]}/files`, { path: `bench/w${i}.txt`, content: `write ${i}\n` }),
+      ),
+    )
     const pws = []
     for (let i = 0; i < 100; i++) {
       const id = (await call('POST', '/repos/bench/workspaces', {})).id
       await call('PUT', `/workspaces/${id}/files`, { path: fileName(i), content: `proposed ${i}\n` })
       pws.push(id)
     }
-    results.push(await measure('propose', 100, 4, (i) => call('POST', `/workspaces/${pws[i]}/proposals`, { title: `bench ${i}` })))
-    console.log(`ag-server bench: repo ${COMMITS} commits / ${FILES} files (fast-import ${buildMs.toFixed(0)} ms), loopback, node ${process.version}, ${os.cpus().length} cpu`)
+    results.push(
+      await measure('propose', 100, 4, (i) => call('POST', `/workspaces/${pws[i]}/proposals`, { title: `bench ${i}` })),
+    )
+    console.log(
+      `ag-server bench: repo ${COMMITS} commits / ${FILES} files (fast-import ${buildMs.toFixed(0)} ms), loopback, node ${process.version}, ${os.cpus().length} cpu`,
+    )
     console.log('operation            requests  conc     req/s    p50 ms    p99 ms')
-    for (const r of results) console.log(`${r.name.padEnd(20)} ${String(r.n).padStart(8)} ${String(r.concurrency).padStart(5)} ${r.rps.toFixed(1).padStart(9)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(9)}`)
+    for (const r of results)
+      console.log(
+        `${r.name.padEnd(20)} ${String(r.n).padStart(8)} ${String(r.concurrency).padStart(5)} ${r.rps.toFixed(1).padStart(9)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(9)}`,
+      )
   } finally {
     child.kill('SIGTERM')
     await new Promise((r) => child.once('exit', r))

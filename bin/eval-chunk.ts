@@ -9,12 +9,11 @@ let requireBuiltin: NodeJS.Require | undefined
 export function evalChunk(packed: string, name: string): unknown {
   const code = process.getBuiltinModule('node:zlib').inflateRawSync(Buffer.from(packed, 'base64')).toString('utf8')
   requireBuiltin ??= process.getBuiltinModule('node:module').createRequire(import.meta.url ?? `${process.cwd()}/`)
-  const fn = process.getBuiltinModule('node:vm').runInThisContext(`(function (module, exports, require, __agImportMetaUrl) {${code}\n})`, { filename: `ag-mcp:${name}` }) as (
-    m: { exports: unknown },
-    e: unknown,
-    r: NodeJS.Require,
-    url: string,
-  ) => void
+  const fn = process
+    .getBuiltinModule('node:vm')
+    .runInThisContext(`(function (module, exports, require, __agImportMetaUrl) {${code}\n})`, {
+      filename: `ag-mcp:${name}`,
+    }) as (m: { exports: unknown }, e: unknown, r: NodeJS.Require, url: string) => void
   const mod: { exports: unknown } = { exports: {} }
   fn(mod, mod.exports, requireBuiltin, import.meta.url)
   // build.mjs wraps this in an ESM facade that re-exports each name (default included).

@@ -43,7 +43,8 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
   /** Says how many lines were dropped, in their place; false if stderr still does not take it. */
   const sayDropped = (out: LineWriter): boolean => {
     if (dropped === 0) return true
-    if (!out.write(`${new Date().toISOString()} warn ${dropped} log line(s) dropped: stderr was not being read`)) return false
+    if (!out.write(`${new Date().toISOString()} warn ${dropped} log line(s) dropped: stderr was not being read`))
+      return false
     dropped = 0
     return true
   }
@@ -61,7 +62,9 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
   const encode = (v: unknown): string => {
     const value = v instanceof Error ? { name: v.name, message: v.message, ...codeOf(v) } : v
     try {
-      const json = JSON.stringify(value, (_k, x: unknown) => (typeof x === 'string' ? clean(x) : typeof x === 'bigint' ? x.toString() : x))
+      const json = JSON.stringify(value, (_k, x: unknown) =>
+        typeof x === 'string' ? clean(x) : typeof x === 'bigint' ? x.toString() : x,
+      )
       return json ?? 'null'
     } catch {
       return '"[unserializable]"' // cycles; a log line must never throw

@@ -52,10 +52,15 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const { renderHelp } = await import('./config/help.ts')
     return print(await renderHelp(o.name, registry))
   }
-  const log = createLogger({ level: config.logLevel, scrub: (s) => scrubber.scrub(s), ...(config.logFile ? { file: config.logFile } : {}) })
+  const log = createLogger({
+    level: config.logLevel,
+    scrub: (s) => scrubber.scrub(s),
+    ...(config.logFile ? { file: config.logFile } : {}),
+  })
   const groups = resolveGroups(registry.groups, config.allow, config.enable)
   if (!groups.ok) return fail(`ag-mcp: ${groups.error}`)
-  if (info === 'print-config') return print(`${JSON.stringify({ ...config, enabledGroups: [...groups.enabled] }, null, 2)}\n`)
+  if (info === 'print-config')
+    return print(`${JSON.stringify({ ...config, enabledGroups: [...groups.enabled] }, null, 2)}\n`)
   for (const w of groups.warnings) log.warn(w)
   let tokens: Awaited<ReturnType<typeof createTokenSource>>
   try {
@@ -65,11 +70,26 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     return fail(`ag-mcp: ${(e as Error).message}`)
   }
   secrets = () => tokens.secrets()
-  const limits = { maxOutputBytes: config.maxOutputBytes, maxMessageBytes: config.maxMessageBytes, rateLimitPerSec: config.rate.perSec }
-  const hostInfo: HostInfo = { name: o.name, version: o.version, groups: [...groups.enabled], revisions: ALL_REVISIONS, limits }
+  const limits = {
+    maxOutputBytes: config.maxOutputBytes,
+    maxMessageBytes: config.maxMessageBytes,
+    rateLimitPerSec: config.rate.perSec,
+  }
+  const hostInfo: HostInfo = {
+    name: o.name,
+    version: o.version,
+    groups: [...groups.enabled],
+    revisions: ALL_REVISIONS,
+    limits,
+  }
   const plugins = new PluginSet(o.plugins, {
     upstream: config.upstream
-      ? { url: config.upstream, timeoutMs: config.timeoutMs, connectTimeoutMs: config.connectTimeoutMs, maxResponseBytes: config.maxResponseBytes }
+      ? {
+          url: config.upstream,
+          timeoutMs: config.timeoutMs,
+          connectTimeoutMs: config.connectTimeoutMs,
+          maxResponseBytes: config.maxResponseBytes,
+        }
       : undefined,
     tokens,
     log,
@@ -127,7 +147,8 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
         later()
       }
     },
-    onInternalError: (method, e) => log.error('internal error', { method, error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
+    onInternalError: (method, e) =>
+      log.error('internal error', { method, error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
   })
   // Requests read but not yet dispatched stay in the reader as bytes. Dispatch stops while
   // stdout is blocked (the client is not reading our answers) or while MAX_IN_FLIGHT calls
@@ -151,7 +172,10 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
     if (deadline) clearTimeout(deadline)
     // Every answer reaches the client; the log gets a moment more, but a host that never reads
     // stderr must not keep the process from exiting.
-    await Promise.all([writer.idle(), Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())])])
+    await Promise.all([
+      writer.idle(),
+      Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())]),
+    ])
     done(0)
   }
   /** Pumps again on a later turn of the event loop. */

@@ -25,7 +25,9 @@ export function readStdin(on: InputHandlers): Input {
     const net = process.getBuiltinModule('node:net')
     let paused = false
     // `onread` is a documented option of net.Socket that @types/node 20 does not declare.
-    const options: import('node:net').SocketConstructorOpts & { onread: { buffer: Buffer; callback: (n: number, buf: Buffer) => boolean } } = {
+    const options: import('node:net').SocketConstructorOpts & {
+      onread: { buffer: Buffer; callback: (n: number, buf: Buffer) => boolean }
+    } = {
       fd: 0,
       readable: true,
       writable: false,

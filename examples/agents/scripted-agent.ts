@@ -15,9 +15,15 @@ function flag(argv: string[], name: string): string | undefined {
   const revision = flag(argv, 'revision')
   const mcp = flag(argv, 'ag-mcp') ?? new URL('./ag-mcp.mjs', import.meta.url).pathname
   if (!upstream || !tokenFile) {
-    process.stderr.write('usage: scripted-agent --upstream URL --token-file FILE [--repo NAME] [--revision REV] [--ag-mcp PATH]\n')
+    process.stderr.write(
+      'usage: scripted-agent --upstream URL --token-file FILE [--repo NAME] [--revision REV] [--ag-mcp PATH]\n',
+    )
     process.exit(2)
   }
-  const r = await runSession({ command: [process.execPath, mcp, '--upstream', upstream, '--token-file', tokenFile], repo, ...(revision ? { revision } : {}) })
+  const r = await runSession({
+    command: [process.execPath, mcp, '--upstream', upstream, '--token-file', tokenFile],
+    repo,
+    ...(revision ? { revision } : {}),
+  })
   process.exit(r.failures === 0 && r.proposal ? 0 : 1)
 }

@@ -22,12 +22,17 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
   const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`))
   const [cmd, ...args] = o.command
   if (!cmd) throw new Error('no command')
-  const client = new McpStdioClient(cmd, args, { ...(o.revision ? { revision: o.revision } : {}), ...(o.env ? { env: o.env } : {}) })
+  const client = new McpStdioClient(cmd, args, {
+    ...(o.revision ? { revision: o.revision } : {}),
+    ...(o.env ? { env: o.env } : {}),
+  })
   let failures = 0
   const call = async (name: string, a: Record<string, unknown>): Promise<ToolResult> => {
     const r = await client.callTool(name, a)
     if (r.isError) failures++
-    print(`${r.isError ? '✗' : '→'} ${name} ${JSON.stringify(a, (k, v: unknown) => (k === 'content' && typeof v === 'string' && v.length > 40 ? `${v.slice(0, 40)}…` : v))}`)
+    print(
+      `${r.isError ? '✗' : '→'} ${name} ${JSON.stringify(a, (k, v: unknown) => (k === 'content' && typeof v === 'string' && v.length > 40 ? `${v.slice(0, 40)}…` : v))}`,
+    )
     print(`    ${r.summary}`)
     return r
   }
@@ -51,7 +56,12 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
   const readme = await call('file_read', { repo: o.repo, path: 'README.md' })
   const ws = await call('workspace_create', { repo: o.repo, ...(runId ? { run_id: runId } : {}) })
   const workspace = ws.structured?.['id'] as string
-  const lease = await call('lease_acquire', { repo: o.repo, paths: ['docs/**', 'README.md'], ttl_s: 600, ...(runId ? { run_id: runId } : {}) })
+  const lease = await call('lease_acquire', {
+    repo: o.repo,
+    paths: ['docs/**', 'README.md'],
+    ttl_s: 600,
+    ...(runId ? { run_id: runId } : {}),
+  })
   const leaseId = lease.structured?.['id'] as string | undefined
   // Every call names its repository: under --repo, ag-mcp requires it of calls that act on an id.
   const inRun = { repo: o.repo, ...(runId ? { run_id: runId } : {}), ...(leaseId ? { lease_id: leaseId } : {}) }
@@ -63,7 +73,13 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
   })
   const blob = readme.structured?.['blob'] as string | undefined
   const text = (readme.structured?.['content'] as string | undefined) ?? ''
-  await call('file_write', { workspace, path: 'README.md', content: `${text.trimEnd()}\n\nSee docs/getting-started.md.\n`, ...(blob ? { if_match: blob } : {}), ...inRun })
+  await call('file_write', {
+    workspace,
+    path: 'README.md',
+    content: `${text.trimEnd()}\n\nSee docs/getting-started.md.\n`,
+    ...(blob ? { if_match: blob } : {}),
+    ...inRun,
+  })
   await call('workspace_status', { repo: o.repo, workspace, diff: true })
   const proposed = await call('propose', {
     repo: o.repo,
@@ -71,17 +87,26 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
     title: `Add a getting-started guide (${task.title})`,
     description: 'Adds docs/getting-started.md and links it from the README.',
     task: task.id,
-    reasoning: 'The task asks for onboarding docs; a short guide linked from the README is the smallest change that serves it.',
+    reasoning:
+      'The task asks for onboarding docs; a short guide linked from the README is the smallest change that serves it.',
     ...(runId ? { run_id: runId } : {}),
   })
   const proposal = proposed.structured?.['id'] as string | undefined
   if (runId) {
-    await call('run_update', { repo: o.repo, run_id: runId, note: `Proposed ${proposal ?? '(failed)'}; a reviewer should check the wording.` })
-    await call('run_release', { repo: o.repo, run_id: runId, outcome: proposal ? 'done' : 'blocked', note: proposal ? `proposal ${proposal}` : 'propose failed' })
+    await call('run_update', {
+      repo: o.repo,
+      run_id: runId,
+      note: `Proposed ${proposal ?? '(failed)'}; a reviewer should check the wording.`,
+    })
+    await call('run_release', {
+      repo: o.repo,
+      run_id: runId,
+      outcome: proposal ? 'done' : 'blocked',
+      note: proposal ? `proposal ${proposal}` : 'propose failed',
+    })
   }
   if (proposal) await call('proposal_list', { repo: o.repo, proposal })
   const code = await client.close()
   print(`ag-mcp exited with ${String(code)}`)
   return { proposal, runId, failures }
 }
-

@@ -38,7 +38,11 @@ interface Answer {
 
 export function createClient(env: PluginEnv): AgwpClient {
   const upstream = env.upstream
-  if (!upstream) throw pluginFailure('not_configured', 'no upstream: start ag-mcp with --upstream URL (the ag-server base URL) and --token-file or --token-env')
+  if (!upstream)
+    throw pluginFailure(
+      'not_configured',
+      'no upstream: start ag-mcp with --upstream URL (the ag-server base URL) and --token-file or --token-env',
+    )
   const base = `${upstream.url.replace(/\/+$/, '')}/agwp/v1`
   const instance = got.extend({
     followRedirect: false,
@@ -53,18 +57,30 @@ export function createClient(env: PluginEnv): AgwpClient {
   return { send: (req, signal) => send(instance, base, upstream, env.tokens, env.log, req, signal) }
 }
 
-async function send(g: Got, base: string, up: UpstreamSettings, tokens: TokenSource, log: Logger, req: AgwpRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
+async function send(
+  g: Got,
+  base: string,
+  up: UpstreamSettings,
+  tokens: TokenSource,
+  log: Logger,
+  req: AgwpRequest,
+  signal: AbortSignal,
+): Promise<Record<string, unknown>> {
   const url = new URL(base + req.path)
   for (const [k, v] of req.query ?? []) url.searchParams.append(k, v)
-  if (req.runId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.runId)) throw pluginFailure('invalid', 'run_id must be printable ASCII without spaces (as task_claim returned it)')
-  if (req.repo !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.repo)) throw pluginFailure('invalid', 'repo must be a repository name (printable ASCII without spaces)')
+  if (req.runId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.runId))
+    throw pluginFailure('invalid', 'run_id must be printable ASCII without spaces (as task_claim returned it)')
+  if (req.repo !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.repo))
+    throw pluginFailure('invalid', 'repo must be a repository name (printable ASCII without spaces)')
   // One deadline for the whole call, retries included, handed to got as each attempt's
   // request timeout: cheaper than combining AbortSignals on every call.
   const deadlineAt = performance.now() + up.timeoutMs
   const remaining = (): number => Math.floor(deadlineAt - performance.now())
-  const timedOut = (): PluginFailure => pluginFailure('timeout', `no complete answer within ${up.timeoutMs} ms (--timeout-ms)`)
+  const timedOut = (): PluginFailure =>
+    pluginFailure('timeout', `no complete answer within ${up.timeoutMs} ms (--timeout-ms)`)
   let token = await tokens.current()
-  if (token === undefined) throw pluginFailure('not_configured', 'no token: start ag-mcp with --token-file or --token-env')
+  if (token === undefined)
+    throw pluginFailure('not_configured', 'no token: start ag-mcp with --token-file or --token-env')
   let refreshed = false
   for (let attempt = 0; ; attempt++) {
     const t0 = performance.now()
@@ -77,7 +93,12 @@ async function send(g: Got, base: string, up: UpstreamSettings, tokens: TokenSou
       if (signal.aborted) throw e
       throw transportFailure(e, up)
     }
-    log.debug('upstream call', { method: req.method, status: answer.status, ms: Math.round(performance.now() - t0), attempt })
+    log.debug('upstream call', {
+      method: req.method,
+      status: answer.status,
+      ms: Math.round(performance.now() - t0),
+      attempt,
+    })
     if (answer.status === 401 && !refreshed) {
       refreshed = true
       const next = await tokens.refresh()
@@ -98,13 +119,27 @@ async function send(g: Got, base: string, up: UpstreamSettings, tokens: TokenSou
 }
 
 /** One HTTP exchange, its body read up to `cap` bytes. */
-function once(g: Got, url: URL, req: AgwpRequest, token: string, cap: number, signal: AbortSignal, timeoutMs: number): Promise<Answer> {
+function once(
+  g: Got,
+  url: URL,
+  req: AgwpRequest,
+  token: string,
+  cap: number,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` }
   if (req.runId !== undefined) headers['agwp-run'] = req.runId
   if (req.repo !== undefined) headers['agwp-repo'] = req.repo
   const hasBody = req.method === 'POST' || req.method === 'PUT'
   if (hasBody) headers['content-type'] = 'application/json'
-  const stream = g.stream(url, { method: req.method, headers, signal, timeout: { request: timeoutMs }, ...(hasBody ? { body: JSON.stringify(req.body ?? {}) } : {}) })
+  const stream = g.stream(url, {
+    method: req.method,
+    headers,
+    signal,
+    timeout: { request: timeoutMs },
+    ...(hasBody ? { body: JSON.stringify(req.body ?? {}) } : {}),
+  })
   // A got stream waits for its request body unless the method cannot have one: DELETE has none.
   if (req.method === 'DELETE') stream.end()
   return new Promise<Answer>((resolve, reject) => {
@@ -120,7 +155,14 @@ function once(g: Got, url: URL, req: AgwpRequest, token: string, cap: number, si
     let size = 0
     const tooLarge = (): void => {
       stream.destroy()
-      settle(() => reject(pluginFailure('bad_response', `the upstream answer exceeds ${cap} bytes (--max-response-bytes); narrow the request`)))
+      settle(() =>
+        reject(
+          pluginFailure(
+            'bad_response',
+            `the upstream answer exceeds ${cap} bytes (--max-response-bytes); narrow the request`,
+          ),
+        ),
+      )
     }
     stream.on('response', (res: http.IncomingMessage) => {
       status = res.statusCode ?? 0
@@ -153,26 +195,41 @@ function interpret(a: Answer, url: URL, retryAfterS: number | undefined): Record
         where = 'an unparsable location'
       }
     }
-    throw pluginFailure('redirect', `the upstream redirected (${a.status}) to ${where}; redirects are never followed, since the token would travel with them. Check --upstream.`, { status: a.status })
+    throw pluginFailure(
+      'redirect',
+      `the upstream redirected (${a.status}) to ${where}; redirects are never followed, since the token would travel with them. Check --upstream.`,
+      { status: a.status },
+    )
   }
   let json: unknown
   try {
     json = JSON.parse(a.body.toString('utf8'))
   } catch {
-    throw pluginFailure('bad_response', `the upstream answered ${a.status} with a body that is not JSON`, { status: a.status })
+    throw pluginFailure('bad_response', `the upstream answered ${a.status} with a body that is not JSON`, {
+      status: a.status,
+    })
   }
   if (a.status >= 200 && a.status < 300) {
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw pluginFailure('bad_response', 'the upstream answer is not a JSON object', { status: a.status })
+    if (typeof json !== 'object' || json === null || Array.isArray(json))
+      throw pluginFailure('bad_response', 'the upstream answer is not a JSON object', { status: a.status })
     return json as Record<string, unknown>
   }
-  const err = (json as { error?: unknown } | null)?.error as { code?: unknown; message?: unknown; details?: unknown } | undefined
+  const err = (json as { error?: unknown } | null)?.error as
+    | { code?: unknown; message?: unknown; details?: unknown }
+    | undefined
   if (typeof err?.code === 'string' && typeof err.message === 'string') {
     const details = err.details as Record<string, unknown> | undefined
     const fromDetails = typeof details?.['retry_after_s'] === 'number' ? details['retry_after_s'] : undefined
     const retry = retryAfterS ?? fromDetails
-    throw pluginFailure(err.code, err.message, { status: a.status, ...(retry !== undefined ? { retryAfterS: retry } : {}), ...(err.details !== undefined ? { details: err.details } : {}) })
+    throw pluginFailure(err.code, err.message, {
+      status: a.status,
+      ...(retry !== undefined ? { retryAfterS: retry } : {}),
+      ...(err.details !== undefined ? { details: err.details } : {}),
+    })
   }
-  throw pluginFailure('bad_response', `the upstream answered ${a.status} without an AGWP error body`, { status: a.status })
+  throw pluginFailure('bad_response', `the upstream answered ${a.status} without an AGWP error body`, {
+    status: a.status,
+  })
 }
 
 function retryAfter(h: string | string[] | undefined): number | undefined {
@@ -188,7 +245,13 @@ function transportFailure(e: unknown, up: UpstreamSettings): unknown {
   const err = e as { name?: string; code?: string; event?: string }
   if (err.name === 'TimeoutError' || err.code === 'ETIMEDOUT') {
     const ms = err.event === 'connect' ? up.connectTimeoutMs : up.timeoutMs
-    return pluginFailure('timeout', `the upstream did not ${err.event === 'connect' ? 'accept the connection' : 'answer'} within ${ms} ms`)
+    return pluginFailure(
+      'timeout',
+      `the upstream did not ${err.event === 'connect' ? 'accept the connection' : 'answer'} within ${ms} ms`,
+    )
   }
-  return pluginFailure('unreachable', `cannot reach the upstream ${new URL(up.url).origin} (${typeof err.code === 'string' ? err.code : 'connection failed'})`)
+  return pluginFailure(
+    'unreachable',
+    `cannot reach the upstream ${new URL(up.url).origin} (${typeof err.code === 'string' ? err.code : 'connection failed'})`,
+  )
 }

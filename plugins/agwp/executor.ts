@@ -29,7 +29,11 @@ export function toRequest(op: Operation, args: ToolArgs): AgwpRequest {
 }
 
 /** Runs a tool's own manifest operation (or `op`, for handlers that pick one). */
-export async function execute(ctx: ToolContext, args: ToolArgs, op: Operation | undefined = ctx.tool.operation): Promise<Record<string, unknown>> {
+export async function execute(
+  ctx: ToolContext,
+  args: ToolArgs,
+  op: Operation | undefined = ctx.tool.operation,
+): Promise<Record<string, unknown>> {
   if (!op) throw pluginFailure('not_configured', `tool ${ctx.tool.name} declares no operation`)
   return clientOf(ctx).send(toRequest(op, args), ctx.signal)
 }
@@ -45,14 +49,17 @@ export function scoped(ctx: ToolContext, args: ToolArgs): ToolContext {
   const repo = name !== undefined ? args[name] : undefined
   if (typeof repo !== 'string' || repo === '') return ctx
   const client = clientOf(ctx)
-  const upstream: AgwpClient = { send: (req, signal) => client.send(req.repo === undefined ? { ...req, repo } : req, signal) }
+  const upstream: AgwpClient = {
+    send: (req, signal) => client.send(req.repo === undefined ? { ...req, repo } : req, signal),
+  }
   // Field by field, not `{ ...ctx }`: signal is an accessor of the core's context (see ToolContext).
   return { signal: ctx.signal, log: ctx.log, tool: ctx.tool, host: ctx.host, upstream }
 }
 
 export function clientOf(ctx: ToolContext): AgwpClient {
   const c = ctx.upstream as AgwpClient | undefined
-  if (!c || typeof c.send !== 'function') throw pluginFailure('not_configured', 'the agwp plugin has no upstream client')
+  if (!c || typeof c.send !== 'function')
+    throw pluginFailure('not_configured', 'the agwp plugin has no upstream client')
   return c
 }
 

@@ -8,7 +8,8 @@ const get = (path: string, query: string[] = []): Operation => ({ method: 'GET',
 
 /** An object fetched by id must belong to the repository the call named (and --repo checked). */
 function sameRepo(x: Record<string, unknown>, args: ToolArgs, what: string): Record<string, unknown> {
-  if (typeof x['repo'] === 'string' && x['repo'] !== args['repo']) throw pluginFailure('not_found', `${what} is not in repository ${String(args['repo'])}`)
+  if (typeof x['repo'] === 'string' && x['repo'] !== args['repo'])
+    throw pluginFailure('not_found', `${what} is not in repository ${String(args['repo'])}`)
   return x
 }
 
@@ -33,8 +34,10 @@ export const handlers: Record<string, Handler> = {
       : execute(ctx, args, get('/repos/{repo}/file', ['ref', 'path'])),
 
   diff: async (args, ctx) => {
-    if (typeof args['proposal'] === 'string') return flattenDiff(await execute(ctx, args, get('/proposals/{proposal}/diff')))
-    if (typeof args['base'] !== 'string' || typeof args['head'] !== 'string') throw pluginFailure('invalid', 'give base and head, or proposal')
+    if (typeof args['proposal'] === 'string')
+      return flattenDiff(await execute(ctx, args, get('/proposals/{proposal}/diff')))
+    if (typeof args['base'] !== 'string' || typeof args['head'] !== 'string')
+      throw pluginFailure('invalid', 'give base and head, or proposal')
     return flattenDiff(await execute(ctx, args))
   },
 
@@ -47,8 +50,13 @@ export const handlers: Record<string, Handler> = {
   },
 
   proposal_list: async (args, ctx) => {
-    if (typeof args['proposal'] !== 'string') return execute(ctx, args, get('/repos/{repo}/proposals', ['state', 'cursor']))
-    return { proposals: [sameRepo(await execute(ctx, args, get('/proposals/{proposal}')), args, `proposal ${args['proposal']}`)] }
+    if (typeof args['proposal'] !== 'string')
+      return execute(ctx, args, get('/repos/{repo}/proposals', ['state', 'cursor']))
+    return {
+      proposals: [
+        sameRepo(await execute(ctx, args, get('/proposals/{proposal}')), args, `proposal ${args['proposal']}`),
+      ],
+    }
   },
 
   workspace_status: async (args, ctx) => {
@@ -61,11 +69,20 @@ export const handlers: Record<string, Handler> = {
   run_update: async (args, ctx) => {
     const path = { run_id: args['run_id'] }
     let note: Record<string, unknown> | undefined
-    if (typeof args['note'] === 'string') note = await execute(ctx, { ...path, body: args['note'] }, { method: 'POST', path: '/runs/{run_id}/notes', body: ['body'] })
+    if (typeof args['note'] === 'string')
+      note = await execute(
+        ctx,
+        { ...path, body: args['note'] },
+        { method: 'POST', path: '/runs/{run_id}/notes', body: ['body'] },
+      )
     const run =
       args['heartbeat'] === false
         ? await execute(ctx, path, get('/runs/{run_id}'))
-        : await execute(ctx, { ...path, ttl_s: args['ttl_s'] }, { method: 'POST', path: '/runs/{run_id}/heartbeat', body: ['ttl_s'] })
+        : await execute(
+            ctx,
+            { ...path, ttl_s: args['ttl_s'] },
+            { method: 'POST', path: '/runs/{run_id}/heartbeat', body: ['ttl_s'] },
+          )
     return note ? { ...run, note } : run
   },
 
@@ -73,10 +90,15 @@ export const handlers: Record<string, Handler> = {
     const content = args['content'] as string
     if (args['encoding'] === 'base64') {
       const compact = content.replace(/\s+/g, '')
-      if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) throw pluginFailure('invalid', 'content is not valid base64 (encoding: base64)')
+      if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact))
+        throw pluginFailure('invalid', 'content is not valid base64 (encoding: base64)')
       return execute(ctx, { ...args, content: compact })
     }
-    if (UNPAIRED_SURROGATE.test(content)) throw pluginFailure('invalid', 'content has unpaired UTF-16 surrogates; send binary data base64-encoded with encoding: base64')
+    if (UNPAIRED_SURROGATE.test(content))
+      throw pluginFailure(
+        'invalid',
+        'content has unpaired UTF-16 surrogates; send binary data base64-encoded with encoding: base64',
+      )
     return execute(ctx, args)
   },
 }

@@ -7,7 +7,10 @@ import { handlers } from './handlers.ts'
 import { confirmLease } from './lease.ts'
 
 // Every entry point runs in the call's repository scope (AGWP-Repo on each request it makes).
-const inScope = (h: Handler): Handler => (args, ctx) => h(args, scoped(ctx, args))
+const inScope =
+  (h: Handler): Handler =>
+  (args, ctx) =>
+    h(args, scoped(ctx, args))
 
 const plugin: Plugin = {
   name: 'agwp',

@@ -16,26 +16,46 @@ interface Lease {
 
 const MAX_PAGES = 5
 
-const safe = (s: unknown): string => (typeof s === 'string' && /^[A-Za-z0-9_.:#/*@+-]{1,200}$/.test(s) ? s : '(not shown)')
+const safe = (s: unknown): string =>
+  typeof s === 'string' && /^[A-Za-z0-9_.:#/*@+-]{1,200}$/.test(s) ? s : '(not shown)'
 
 export async function confirmLease(q: LeaseQuery, ctx: ToolContext): Promise<LeaseVerdict> {
   try {
     const repo = q.repo ?? (await workspaceRepo(q, ctx))
     const lease = await findLease(ctx, repo, q.leaseId)
-    if (!lease) return { ok: false, reason: `lease ${safe(q.leaseId)} is not live in repository ${safe(repo)} (released, expired, or never acquired there); acquire one with lease_acquire.` }
+    if (!lease)
+      return {
+        ok: false,
+        reason: `lease ${safe(q.leaseId)} is not live in repository ${safe(repo)} (released, expired, or never acquired there); acquire one with lease_acquire.`,
+      }
     if (q.runId !== undefined) {
-      if (lease.run_id !== q.runId) return { ok: false, reason: `lease ${safe(q.leaseId)} is not held by run ${safe(q.runId)} (holder: ${safe(lease.holder)}).` }
+      if (lease.run_id !== q.runId)
+        return {
+          ok: false,
+          reason: `lease ${safe(q.leaseId)} is not held by run ${safe(q.runId)} (holder: ${safe(lease.holder)}).`,
+        }
     } else {
       const me = await execute(ctx, {}, { method: 'GET', path: '/whoami' })
-      if (lease.run_id !== undefined || lease.holder !== me['principal']) return { ok: false, reason: `lease ${safe(q.leaseId)} is held by ${safe(lease.holder)}; pass the run_id that holds it.` }
+      if (lease.run_id !== undefined || lease.holder !== me['principal'])
+        return {
+          ok: false,
+          reason: `lease ${safe(q.leaseId)} is held by ${safe(lease.holder)}; pass the run_id that holds it.`,
+        }
     }
     const globs = lease.paths.map((g) => g.replace(/\/+$/, '/**'))
     const uncovered = q.paths.filter((p) => !globs.some((g) => minimatch(p, g, { dot: true })))
-    if (uncovered.length > 0) return { ok: false, reason: `lease ${safe(q.leaseId)} does not cover ${uncovered.length} of the written paths, e.g. ${safe(uncovered[0])}; lease_acquire a glob that does.` }
+    if (uncovered.length > 0)
+      return {
+        ok: false,
+        reason: `lease ${safe(q.leaseId)} does not cover ${uncovered.length} of the written paths, e.g. ${safe(uncovered[0])}; lease_acquire a glob that does.`,
+      }
     return { ok: true }
   } catch (e) {
     if (ctx.signal.aborted || !isPluginFailure(e)) throw e
-    return { ok: false, reason: `the lease could not be confirmed: the upstream answered ${safe(e.code)}${e.status !== undefined ? ` (${e.status})` : ''}.` }
+    return {
+      ok: false,
+      reason: `the lease could not be confirmed: the upstream answered ${safe(e.code)}${e.status !== undefined ? ` (${e.status})` : ''}.`,
+    }
   }
 }
 

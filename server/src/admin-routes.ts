@@ -1,51 +1,75 @@
-import type { Router, Req } from './router.ts';
-import { authorize } from './auth.ts';
-import { forbidden } from './errors.ts';
-import { checkRepoName } from './paths.ts';
-import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens } from './admin.ts';
-import { createTask, viewTask } from './coordination.ts';
-import type { Policy, Role, Scope } from './types.ts';
+import type { Router, Req } from './router.ts'
+import { authorize } from './auth.ts'
+import { forbidden } from './errors.ts'
+import { checkRepoName } from './paths.ts'
+import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens } from './admin.ts'
+import { createTask, viewTask } from './coordination.ts'
+import type { Policy, Role, Scope } from './types.ts'
 
 // /admin: operator endpoints. The admin scope is required for every one of them, so an
 // agent token (and therefore ag-mcp) can never reach them.
 
 function admin(r: Req, repo: string | null): void {
-  authorize(r.ctx.store, r.caller, 'admin', repo, null);
+  authorize(r.ctx.store, r.caller, 'admin', repo, null)
 }
 
 export function registerAdminRoutes(router: Router): void {
   router.add('GET', '/admin/tokens', (r) => {
-    admin(r, null);
-    return { body: { tokens: adminTokens(r.ctx.store) } };
-  });
-  router.add('POST', '/admin/tokens', (r) => {
-    admin(r, null);
-    const b = r.body as { principal: string; scopes: Scope[]; repos: string[]; ttl_s?: number; label?: string };
-    // An admin may only hand out access it holds itself.
-    if (!r.caller.token.repos.includes('*') && b.repos.some((x) => !r.caller.token.repos.includes(x))) throw forbidden('cannot mint a token for repositories outside your own token', {});
-    return { status: 201, body: adminMint(r.ctx.store, b) };
-  }, 'AdminTokenMintRequest');
+    admin(r, null)
+    return { body: { tokens: adminTokens(r.ctx.store) } }
+  })
+  router.add(
+    'POST',
+    '/admin/tokens',
+    (r) => {
+      admin(r, null)
+      const b = r.body as { principal: string; scopes: Scope[]; repos: string[]; ttl_s?: number; label?: string }
+      // An admin may only hand out access it holds itself.
+      if (!r.caller.token.repos.includes('*') && b.repos.some((x) => !r.caller.token.repos.includes(x)))
+        throw forbidden('cannot mint a token for repositories outside your own token', {})
+      return { status: 201, body: adminMint(r.ctx.store, b) }
+    },
+    'AdminTokenMintRequest',
+  )
   router.add('DELETE', '/admin/tokens/:id', (r) => {
-    admin(r, null);
-    return { body: adminRevoke(r.ctx.store, r.params['id'] ?? '') };
-  });
-  router.add('PUT', '/admin/repos/:repo/roles', (r) => {
-    const repo = checkRepoName(r.params['repo']);
-    admin(r, repo);
-    r.ctx.repos.get(repo);
-    const b = r.body as { principal: string; role: Role | 'none' };
-    adminSetRole(r.ctx.store, repo, b.principal, b.role);
-    return { body: { ok: true } };
-  }, 'AdminRoleSetRequest');
-  router.add('PUT', '/admin/repos/:repo/policy', (r) => {
-    const repo = checkRepoName(r.params['repo']);
-    admin(r, repo);
-    r.ctx.repos.get(repo);
-    return { body: adminSetPolicy(r.ctx.store, repo, r.body as Partial<Policy>) };
-  }, 'AdminPolicySetRequest');
-  router.add('POST', '/admin/repos/:repo/tasks', (r) => {
-    const repo = checkRepoName(r.params['repo']);
-    admin(r, repo);
-    return { status: 201, body: viewTask(r.ctx, createTask(r.ctx, r.caller.principal, repo, r.body as { title: string })) };
-  }, 'AdminTaskCreateRequest');
+    admin(r, null)
+    return { body: adminRevoke(r.ctx.store, r.params['id'] ?? '') }
+  })
+  router.add(
+    'PUT',
+    '/admin/repos/:repo/roles',
+    (r) => {
+      const repo = checkRepoName(r.params['repo'])
+      admin(r, repo)
+      r.ctx.repos.get(repo)
+      const b = r.body as { principal: string; role: Role | 'none' }
+      adminSetRole(r.ctx.store, repo, b.principal, b.role)
+      return { body: { ok: true } }
+    },
+    'AdminRoleSetRequest',
+  )
+  router.add(
+    'PUT',
+    '/admin/repos/:repo/policy',
+    (r) => {
+      const repo = checkRepoName(r.params['repo'])
+      admin(r, repo)
+      r.ctx.repos.get(repo)
+      return { body: adminSetPolicy(r.ctx.store, repo, r.body as Partial<Policy>) }
+    },
+    'AdminPolicySetRequest',
+  )
+  router.add(
+    'POST',
+    '/admin/repos/:repo/tasks',
+    (r) => {
+      const repo = checkRepoName(r.params['repo'])
+      admin(r, repo)
+      return {
+        status: 201,
+        body: viewTask(r.ctx, createTask(r.ctx, r.caller.principal, repo, r.body as { title: string })),
+      }
+    },
+    'AdminTaskCreateRequest',
+  )
 }

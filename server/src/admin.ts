@@ -1,87 +1,110 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { mintToken, publicToken } from './auth.ts';
-import { conflict, invalid, notFound } from './errors.ts';
-import type { Store } from './store.ts';
-import { DEFAULT_POLICY, type Policy, type Role, type Scope, type RepoMeta, type ProposalRec } from './types.ts';
-import { checkRepoName } from './paths.ts';
-import { nowIso } from './util.ts';
+import fs from 'node:fs'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { mintToken, publicToken } from './auth.ts'
+import { conflict, invalid, notFound } from './errors.ts'
+import type { Store } from './store.ts'
+import { DEFAULT_POLICY, type Policy, type Role, type Scope, type RepoMeta, type ProposalRec } from './types.ts'
+import { checkRepoName } from './paths.ts'
+import { nowIso } from './util.ts'
 
 // Operator operations, shared by the /admin endpoints and the CLI's offline mode (which
 // opens the data directory itself when no server holds it).
 
-export function adminMint(store: Store, b: { principal: string; scopes: Scope[]; repos: string[]; ttl_s?: number; label?: string }): { token: string; info: Record<string, unknown> } {
-  const { token, rec, op } = mintToken(store, b.principal, b.scopes, b.repos, b.ttl_s ?? 8 * 3600, b.label);
-  store.commit([op]);
-  return { token, info: publicToken(rec) };
+export function adminMint(
+  store: Store,
+  b: { principal: string; scopes: Scope[]; repos: string[]; ttl_s?: number; label?: string },
+): { token: string; info: Record<string, unknown> } {
+  const { token, rec, op } = mintToken(store, b.principal, b.scopes, b.repos, b.ttl_s ?? 8 * 3600, b.label)
+  store.commit([op])
+  return { token, info: publicToken(rec) }
 }
 
 export function adminRevoke(store: Store, id: string): Record<string, unknown> {
-  const t = store.get('tokens', id);
-  if (!t) throw notFound(`token '${id.slice(0, 64)}' not found`, { token: id.slice(0, 64) });
-  const next = { ...t, revoked: true };
-  store.commit([{ c: 'tokens', k: id, v: next }]);
-  return publicToken(next);
+  const t = store.get('tokens', id)
+  if (!t) throw notFound(`token '${id.slice(0, 64)}' not found`, { token: id.slice(0, 64) })
+  const next = { ...t, revoked: true }
+  store.commit([{ c: 'tokens', k: id, v: next }])
+  return publicToken(next)
 }
 
 export function adminTokens(store: Store): Record<string, unknown>[] {
   return store
     .all('tokens')
     .sort((a, b) => (a.created_at < b.created_at ? -1 : 1))
-    .map(publicToken);
+    .map(publicToken)
 }
 
 function meta(store: Store, repo: string): RepoMeta {
-  return store.get('repos', repo) ?? { policy: { ...DEFAULT_POLICY }, roles: {} };
+  return store.get('repos', repo) ?? { policy: { ...DEFAULT_POLICY }, roles: {} }
 }
 
 export function adminSetRole(store: Store, repo: string, principal: string, role: Role | 'none'): RepoMeta {
-  checkRepoName(repo);
-  const m = meta(store, repo);
-  const roles = { ...m.roles };
-  if (role === 'none') delete roles[principal];
-  else roles[principal] = role;
-  const next = { ...m, roles };
-  store.commit([{ c: 'repos', k: repo, v: next }]);
-  return next;
+  checkRepoName(repo)
+  const m = meta(store, repo)
+  const roles = { ...m.roles }
+  if (role === 'none') delete roles[principal]
+  else roles[principal] = role
+  const next = { ...m, roles }
+  store.commit([{ c: 'repos', k: repo, v: next }])
+  return next
 }
 
 export function adminSetPolicy(store: Store, repo: string, patch: Partial<Policy>): Policy {
-  checkRepoName(repo);
-  const m = meta(store, repo);
-  const policy: Policy = { ...m.policy, ...patch };
-  store.commit([{ c: 'repos', k: repo, v: { ...m, policy } }]);
-  return policy;
+  checkRepoName(repo)
+  const m = meta(store, repo)
+  const policy: Policy = { ...m.policy, ...patch }
+  store.commit([{ c: 'repos', k: repo, v: { ...m, policy } }])
+  return policy
 }
 
-export function adminProvenance(store: Store, id: string, by: string, b: { key_id: string; signature: string; statement: string; head?: string }): ProposalRec {
-  const p = store.get('proposals', id);
-  if (!p) throw notFound(`proposal '${id}' not found`, { proposal: id });
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state });
-  if (b.head !== undefined && b.head !== p.head) throw conflict('head is not the current proposal head', { head: p.head });
-  const next: ProposalRec = { ...p, provenance: { key_id: b.key_id, signature: b.signature, statement: b.statement, head: p.head, attached_by: by, attached_at: nowIso() }, updated_at: nowIso() };
-  store.commit([{ c: 'proposals', k: id, v: next }]);
-  return next;
+export function adminProvenance(
+  store: Store,
+  id: string,
+  by: string,
+  b: { key_id: string; signature: string; statement: string; head?: string },
+): ProposalRec {
+  const p = store.get('proposals', id)
+  if (!p) throw notFound(`proposal '${id}' not found`, { proposal: id })
+  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
+  if (b.head !== undefined && b.head !== p.head)
+    throw conflict('head is not the current proposal head', { head: p.head })
+  const next: ProposalRec = {
+    ...p,
+    provenance: {
+      key_id: b.key_id,
+      signature: b.signature,
+      statement: b.statement,
+      head: p.head,
+      attached_by: by,
+      attached_at: nowIso(),
+    },
+    updated_at: nowIso(),
+  }
+  store.commit([{ c: 'proposals', k: id, v: next }])
+  return next
 }
 
 /** Add a repository: a bare clone of an existing one, or a new empty one. */
 export function repoAdd(dataDir: string, name: string, from: string | undefined, branch = 'main'): string {
-  checkRepoName(name);
-  const dest = path.join(dataDir, 'repos', `${name}.git`);
-  if (fs.existsSync(dest)) throw conflict(`repository '${name}' already exists`, { repo: name });
-  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' };
-  const tmp = `${dest}.tmp-${process.pid}`;
-  fs.rmSync(tmp, { recursive: true, force: true });
+  checkRepoName(name)
+  const dest = path.join(dataDir, 'repos', `${name}.git`)
+  if (fs.existsSync(dest)) throw conflict(`repository '${name}' already exists`, { repo: name })
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' }
+  const tmp = `${dest}.tmp-${process.pid}`
+  fs.rmSync(tmp, { recursive: true, force: true })
   if (from !== undefined) {
-    if (!fs.existsSync(from)) throw invalid(`--from path does not exist: ${from}`);
-    execFileSync('git', ['clone', '--bare', '--quiet', '--no-hardlinks', '--', path.resolve(from), tmp], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    if (!fs.existsSync(from)) throw invalid(`--from path does not exist: ${from}`)
+    execFileSync('git', ['clone', '--bare', '--quiet', '--no-hardlinks', '--', path.resolve(from), tmp], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     // A bare clone keeps only branches and tags; drop the origin remote it points back to.
-    execFileSync('git', ['--git-dir', tmp, 'remote', 'remove', 'origin'], { env, stdio: 'ignore' });
+    execFileSync('git', ['--git-dir', tmp, 'remote', 'remove', 'origin'], { env, stdio: 'ignore' })
   } else {
-    execFileSync('git', ['init', '--bare', '--quiet', `--initial-branch=${branch}`, tmp], { env, stdio: 'ignore' });
+    execFileSync('git', ['init', '--bare', '--quiet', `--initial-branch=${branch}`, tmp], { env, stdio: 'ignore' })
   }
   // Rename into place last, so a server never sees a half-cloned repository.
-  fs.renameSync(tmp, dest);
-  return dest;
+  fs.renameSync(tmp, dest)
+  return dest
 }

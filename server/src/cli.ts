@@ -1,40 +1,52 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import yargs, { type Argv } from 'yargs';
-import { acquireLock, initDataDir, isDataDir, updateLock, writeSecret, type LockInfo } from './datadir.ts';
-import { adminMint, adminProvenance, adminRevoke, adminSetPolicy, adminSetRole, adminTokens, repoAdd } from './admin.ts';
-import { Store } from './store.ts';
-import { startServer } from './http.ts';
-import { AgwpError } from './errors.ts';
-import { parseDuration } from './util.ts';
-import { ROLES, SCOPES, type Policy, type Role, type Scope } from './types.ts';
-import { validateBody } from './validate.ts';
-import { RepoRegistry } from './repos.ts';
-import { KeyedMutex } from './mutex.ts';
-import { DEFAULT_LIMITS, type Ctx } from './context.ts';
-import { createTask } from './coordination.ts';
+import fs from 'node:fs'
+import path from 'node:path'
+import yargs, { type Argv } from 'yargs'
+import { acquireLock, initDataDir, isDataDir, updateLock, writeSecret, type LockInfo } from './datadir.ts'
+import { adminMint, adminProvenance, adminRevoke, adminSetPolicy, adminSetRole, adminTokens, repoAdd } from './admin.ts'
+import { Store } from './store.ts'
+import { startServer } from './http.ts'
+import { AgwpError } from './errors.ts'
+import { parseDuration } from './util.ts'
+import { ROLES, SCOPES, type Policy, type Role, type Scope } from './types.ts'
+import { validateBody } from './validate.ts'
+import { RepoRegistry } from './repos.ts'
+import { KeyedMutex } from './mutex.ts'
+import { DEFAULT_LIMITS, type Ctx } from './context.ts'
+import { createTask } from './coordination.ts'
 
 // The operator's CLI. Commands that change state work in one of two modes:
 //  - offline: no server holds the data directory; the CLI opens it under the lock;
 //  - online: a server holds it; the CLI calls /agwp/v1/admin with <data>/admin.token.
 
-type Out = (s: string) => void;
+type Out = (s: string) => void
 
 interface Admin {
-  mint(b: { principal: string; scopes: Scope[]; repos: string[]; ttl_s: number; label?: string }): Promise<{ token: string; info: Record<string, unknown> }>;
-  revoke(id: string): Promise<unknown>;
-  tokens(): Promise<unknown>;
-  role(repo: string, principal: string, role: Role | 'none'): Promise<unknown>;
-  policy(repo: string, p: Partial<Policy>): Promise<unknown>;
-  task(repo: string, b: { title: string; body?: string; paths?: string[] }): Promise<{ id: string }>;
-  provenance(id: string, b: { key_id: string; signature: string; statement: string; head?: string }): Promise<unknown>;
-  done(): void;
+  mint(b: {
+    principal: string
+    scopes: Scope[]
+    repos: string[]
+    ttl_s: number
+    label?: string
+  }): Promise<{ token: string; info: Record<string, unknown> }>
+  revoke(id: string): Promise<unknown>
+  tokens(): Promise<unknown>
+  role(repo: string, principal: string, role: Role | 'none'): Promise<unknown>
+  policy(repo: string, p: Partial<Policy>): Promise<unknown>
+  task(repo: string, b: { title: string; body?: string; paths?: string[] }): Promise<{ id: string }>
+  provenance(id: string, b: { key_id: string; signature: string; statement: string; head?: string }): Promise<unknown>
+  done(): void
 }
 
 function offline(dir: string, release: () => void): Admin {
-  const store = Store.open(path.join(dir, 'state'));
-  const ctx: Ctx = { store, repos: new RepoRegistry(path.join(dir, 'repos')), mutex: new KeyedMutex(), limits: DEFAULT_LIMITS, tmpDir: path.join(dir, 'tmp') };
-  const requireRepo = (r: string): void => void ctx.repos.get(r);
+  const store = Store.open(path.join(dir, 'state'))
+  const ctx: Ctx = {
+    store,
+    repos: new RepoRegistry(path.join(dir, 'repos')),
+    mutex: new KeyedMutex(),
+    limits: DEFAULT_LIMITS,
+    tmpDir: path.join(dir, 'tmp'),
+  }
+  const requireRepo = (r: string): void => void ctx.repos.get(r)
   return {
     mint: async (b) => adminMint(store, b),
     revoke: async (id) => adminRevoke(store, id),
@@ -44,23 +56,28 @@ function offline(dir: string, release: () => void): Admin {
     task: async (repo, b) => createTask(ctx, 'human:admin', repo, b),
     provenance: async (id, b) => adminProvenance(store, id, 'human:admin', b),
     done: () => {
-      ctx.repos.closeAll();
-      store.close();
-      release();
+      ctx.repos.closeAll()
+      store.close()
+      release()
     },
-  };
+  }
 }
 
 function online(dir: string, holder: LockInfo): Admin {
-  const token = fs.readFileSync(path.join(dir, 'admin.token'), 'utf8').trim();
-  const base = `http://${holder.listen ?? '127.0.0.1:7420'}/agwp/v1`;
+  const token = fs.readFileSync(path.join(dir, 'admin.token'), 'utf8').trim()
+  const base = `http://${holder.listen ?? '127.0.0.1:7420'}/agwp/v1`
   const call = async (method: string, p: string, body?: unknown): Promise<unknown> => {
-    const res = await fetch(base + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), redirect: 'error' });
-    const json = (await res.json()) as { error?: { code: string; message: string } };
-    if (!res.ok) throw new Error(`server refused (${json.error?.code ?? res.status}): ${json.error?.message ?? ''}`);
-    return json;
-  };
-  const enc = encodeURIComponent;
+    const res = await fetch(base + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      redirect: 'error',
+    })
+    const json = (await res.json()) as { error?: { code: string; message: string } }
+    if (!res.ok) throw new Error(`server refused (${json.error?.code ?? res.status}): ${json.error?.message ?? ''}`)
+    return json
+  }
+  const enc = encodeURIComponent
   return {
     mint: async (b) => (await call('POST', '/admin/tokens', b)) as { token: string; info: Record<string, unknown> },
     revoke: (id) => call('DELETE', `/admin/tokens/${enc(id)}`),
@@ -70,141 +87,280 @@ function online(dir: string, holder: LockInfo): Admin {
     task: async (repo, b) => (await call('POST', `/admin/repos/${enc(repo)}/tasks`, b)) as { id: string },
     provenance: (id, b) => call('POST', `/proposals/${enc(id)}/provenance`, b),
     done: () => undefined,
-  };
-}
-
-async function withAdmin<T>(dir: string, fn: (a: Admin) => Promise<T>): Promise<T> {
-  if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`);
-  const lock = acquireLock(dir, { pid: process.pid, kind: 'cli' });
-  const admin = lock.ok ? offline(dir, lock.release) : lock.holder.kind === 'server' ? online(dir, lock.holder) : undefined;
-  if (!admin) throw new Error('another ag-server command is using the data directory; retry');
-  try {
-    return await fn(admin);
-  } finally {
-    admin.done();
   }
 }
 
-const list = (s: string | undefined): string[] => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-
-function parseListen(s: string): { host: string; port: number } {
-  const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s);
-  if (!m) throw new Error(`--listen must be HOST:PORT, got ${s}`);
-  return { host: (m[1] ?? '').replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+async function withAdmin<T>(dir: string, fn: (a: Admin) => Promise<T>): Promise<T> {
+  if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
+  const lock = acquireLock(dir, { pid: process.pid, kind: 'cli' })
+  const admin = lock.ok
+    ? offline(dir, lock.release)
+    : lock.holder.kind === 'server'
+      ? online(dir, lock.holder)
+      : undefined
+  if (!admin) throw new Error('another ag-server command is using the data directory; retry')
+  try {
+    return await fn(admin)
+  } finally {
+    admin.done()
+  }
 }
 
-const dataOpt = { type: 'string', describe: 'data directory (default: $AG_SERVER_DATA)', default: process.env['AG_SERVER_DATA'] } as const;
+const list = (s: string | undefined): string[] =>
+  (s ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+
+function parseListen(s: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s)
+  if (!m) throw new Error(`--listen must be HOST:PORT, got ${s}`)
+  return { host: (m[1] ?? '').replace(/^\[|\]$/g, ''), port: Number(m[2]) }
+}
+
+const dataOpt = {
+  type: 'string',
+  describe: 'data directory (default: $AG_SERVER_DATA)',
+  default: process.env['AG_SERVER_DATA'],
+} as const
 
 export async function main(argv: string[], out: Out = (s) => process.stdout.write(s + '\n')): Promise<void> {
   const need = (d: string | undefined): string => {
-    if (!d) throw new Error('--data DIR is required (or set AG_SERVER_DATA)');
-    return d;
-  };
+    if (!d) throw new Error('--data DIR is required (or set AG_SERVER_DATA)')
+    return d
+  }
   const cli = yargs(argv)
     .scriptName('ag-server')
     .strict()
     .demandCommand(1)
     .recommendCommands()
-    .command('init <dir>', 'create a data directory and an admin token (<dir>/admin.token)', (y: Argv) => y.positional('dir', { type: 'string', demandOption: true }), (a) => {
-      const { adminTokenFile } = initDataDir(String(a['dir']));
-      out(`initialized ${String(a['dir'])}; admin token written to ${adminTokenFile} (mode 0600)`);
-    })
+    .command(
+      'init <dir>',
+      'create a data directory and an admin token (<dir>/admin.token)',
+      (y: Argv) => y.positional('dir', { type: 'string', demandOption: true }),
+      (a) => {
+        const { adminTokenFile } = initDataDir(String(a['dir']))
+        out(`initialized ${String(a['dir'])}; admin token written to ${adminTokenFile} (mode 0600)`)
+      },
+    )
     .command('repo <action>', 'manage repositories', (y: Argv) =>
-      y.command('add <name>', 'add a repository (bare clone of --from, or --empty)', (y2: Argv) =>
-        y2.positional('name', { type: 'string', demandOption: true }).option('from', { type: 'string' }).option('empty', { type: 'boolean' }).option('branch', { type: 'string', default: 'main', describe: 'initial branch of an --empty repository' }).option('data', dataOpt).check((a) => {
-          if (!a['from'] === !a['empty']) throw new Error('give exactly one of --from PATH or --empty');
-          return true;
-        }), (a) => {
-        const dir = need(a['data'] as string | undefined);
-        if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory`);
-        repoAdd(dir, String(a['name']), a['from'] as string | undefined, String(a['branch']));
-        out(`repository ${String(a['name'])} added`);
-      }).demandCommand(1),
+      y
+        .command(
+          'add <name>',
+          'add a repository (bare clone of --from, or --empty)',
+          (y2: Argv) =>
+            y2
+              .positional('name', { type: 'string', demandOption: true })
+              .option('from', { type: 'string' })
+              .option('empty', { type: 'boolean' })
+              .option('branch', {
+                type: 'string',
+                default: 'main',
+                describe: 'initial branch of an --empty repository',
+              })
+              .option('data', dataOpt)
+              .check((a) => {
+                if (!a['from'] === !a['empty']) throw new Error('give exactly one of --from PATH or --empty')
+                return true
+              }),
+          (a) => {
+            const dir = need(a['data'] as string | undefined)
+            if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory`)
+            repoAdd(dir, String(a['name']), a['from'] as string | undefined, String(a['branch']))
+            out(`repository ${String(a['name'])} added`)
+          },
+        )
+        .demandCommand(1),
     )
     .command('token <action>', 'mint, revoke or list tokens', (y: Argv) =>
       y
-        .command('mint', 'mint a token and write it to --out (mode 0600); prints only its id', (y2: Argv) =>
-          y2.option('principal', { type: 'string', demandOption: true }).option('scopes', { type: 'string', demandOption: true, describe: `comma list of ${SCOPES.join(',')}` }).option('repos', { type: 'string', demandOption: true, describe: "comma list of repositories, or '*'" }).option('ttl', { type: 'string', default: '8h' }).option('label', { type: 'string' }).option('out', { type: 'string', demandOption: true }).option('data', dataOpt), async (a) => {
-          const dir = need(a['data'] as string | undefined);
-          const body = { principal: String(a['principal']), scopes: list(a['scopes'] as string) as Scope[], repos: list(a['repos'] as string), ttl_s: parseDuration(String(a['ttl'])), ...(a['label'] ? { label: String(a['label']) } : {}) };
-          validateBody('AdminTokenMintRequest', body);
-          const { token, info } = await withAdmin(dir, (adm) => adm.mint(body));
-          writeSecret(String(a['out']), token);
-          out(`minted ${String(info['id'])} for ${body.principal} (expires ${String(info['expires_at'])}); token written to ${String(a['out'])}`);
-        })
-        .command('revoke <id>', 'revoke a token by id', (y2: Argv) => y2.positional('id', { type: 'string', demandOption: true }).option('data', dataOpt), async (a) => {
-          await withAdmin(need(a['data'] as string | undefined), (adm) => adm.revoke(String(a['id'])));
-          out(`revoked ${String(a['id'])}`);
-        })
-        .command('list', 'list tokens (never the secrets)', (y2: Argv) => y2.option('data', dataOpt), async (a) => {
-          out(JSON.stringify(await withAdmin(need(a['data'] as string | undefined), (adm) => adm.tokens()), null, 2));
-        })
+        .command(
+          'mint',
+          'mint a token and write it to --out (mode 0600); prints only its id',
+          (y2: Argv) =>
+            y2
+              .option('principal', { type: 'string', demandOption: true })
+              .option('scopes', { type: 'string', demandOption: true, describe: `comma list of ${SCOPES.join(',')}` })
+              .option('repos', { type: 'string', demandOption: true, describe: "comma list of repositories, or '*'" })
+              .option('ttl', { type: 'string', default: '8h' })
+              .option('label', { type: 'string' })
+              .option('out', { type: 'string', demandOption: true })
+              .option('data', dataOpt),
+          async (a) => {
+            const dir = need(a['data'] as string | undefined)
+            const body = {
+              principal: String(a['principal']),
+              scopes: list(a['scopes'] as string) as Scope[],
+              repos: list(a['repos'] as string),
+              ttl_s: parseDuration(String(a['ttl'])),
+              ...(a['label'] ? { label: String(a['label']) } : {}),
+            }
+            validateBody('AdminTokenMintRequest', body)
+            const { token, info } = await withAdmin(dir, (adm) => adm.mint(body))
+            writeSecret(String(a['out']), token)
+            out(
+              `minted ${String(info['id'])} for ${body.principal} (expires ${String(info['expires_at'])}); token written to ${String(a['out'])}`,
+            )
+          },
+        )
+        .command(
+          'revoke <id>',
+          'revoke a token by id',
+          (y2: Argv) => y2.positional('id', { type: 'string', demandOption: true }).option('data', dataOpt),
+          async (a) => {
+            await withAdmin(need(a['data'] as string | undefined), (adm) => adm.revoke(String(a['id'])))
+            out(`revoked ${String(a['id'])}`)
+          },
+        )
+        .command(
+          'list',
+          'list tokens (never the secrets)',
+          (y2: Argv) => y2.option('data', dataOpt),
+          async (a) => {
+            out(JSON.stringify(await withAdmin(need(a['data'] as string | undefined), (adm) => adm.tokens()), null, 2))
+          },
+        )
         .demandCommand(1),
     )
-    .command('role set', 'set (or with --role none, remove) a principal\'s role on a repository', (y: Argv) =>
-      y.option('repo', { type: 'string', demandOption: true }).option('principal', { type: 'string', demandOption: true }).option('role', { type: 'string', demandOption: true, choices: [...ROLES, 'none'] }).option('data', dataOpt), async (a) => {
-      const body = { principal: String(a['principal']), role: String(a['role']) as Role | 'none' };
-      validateBody('AdminRoleSetRequest', body);
-      await withAdmin(need(a['data'] as string | undefined), (adm) => adm.role(String(a['repo']), body.principal, body.role));
-      out(`${body.principal} is ${body.role} on ${String(a['repo'])}`);
-    })
-    .command('policy set', 'change a repository\'s policy', (y: Argv) =>
-      y.option('repo', { type: 'string', demandOption: true }).option('required-approvals', { type: 'number' }).option('require-provenance-for-agents', { type: 'boolean' }).option('protected-branches', { type: 'string', describe: 'comma list of branch globs' }).option('data', dataOpt), async (a) => {
-      const p: Partial<Policy> = {};
-      if (a['required-approvals'] !== undefined) p.required_approvals = Number(a['required-approvals']);
-      if (a['require-provenance-for-agents'] !== undefined) p.require_provenance_for_agents = Boolean(a['require-provenance-for-agents']);
-      if (a['protected-branches'] !== undefined) p.protected_branches = list(String(a['protected-branches']));
-      validateBody('AdminPolicySetRequest', p);
-      out(JSON.stringify(await withAdmin(need(a['data'] as string | undefined), (adm) => adm.policy(String(a['repo']), p))));
-    })
-    .command('task add', 'create a task', (y: Argv) =>
-      y.option('repo', { type: 'string', demandOption: true }).option('title', { type: 'string', demandOption: true }).option('body', { type: 'string' }).option('paths', { type: 'string', describe: 'comma list of globs' }).option('data', dataOpt), async (a) => {
-      const body = { title: String(a['title']), ...(a['body'] !== undefined ? { body: String(a['body']) } : {}), ...(a['paths'] !== undefined ? { paths: list(String(a['paths'])) } : {}) };
-      validateBody('AdminTaskCreateRequest', body);
-      const t = await withAdmin(need(a['data'] as string | undefined), (adm) => adm.task(String(a['repo']), body));
-      out(t.id);
-    })
-    .command('provenance attach <proposal>', 'attach a provenance record (the key holder signs; this stores it)', (y: Argv) =>
-      y.positional('proposal', { type: 'string', demandOption: true }).option('key-id', { type: 'string', demandOption: true }).option('signature', { type: 'string' }).option('signature-file', { type: 'string' }).option('statement', { type: 'string', demandOption: true }).option('head', { type: 'string' }).option('data', dataOpt), async (a) => {
-      const sig = a['signature-file'] ? fs.readFileSync(String(a['signature-file']), 'utf8').trim() : a['signature'];
-      if (!sig) throw new Error('give --signature or --signature-file');
-      const body = { key_id: String(a['key-id']), signature: String(sig), statement: String(a['statement']), ...(a['head'] ? { head: String(a['head']) } : {}) };
-      validateBody('ProvenanceAttachRequest', body);
-      await withAdmin(need(a['data'] as string | undefined), (adm) => adm.provenance(String(a['proposal']), body));
-      out(`provenance attached to ${String(a['proposal'])}`);
-    })
-    .command('serve', 'run the AGWP v1 server', (y: Argv) =>
-      y.option('data', dataOpt).option('listen', { type: 'string', default: '127.0.0.1:7420' }).option('rate', { type: 'number', default: 50, describe: 'requests/s per token (0: unlimited)' }).option('burst', { type: 'number', default: 200 }).option('max-body-bytes', { type: 'number', default: DEFAULT_LIMITS.maxBodyBytes }).option('max-file-bytes', { type: 'number', default: DEFAULT_LIMITS.maxFileBytes }), async (a) => {
-      const dir = need(a['data'] as string | undefined);
-      if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`);
-      const { host, port } = parseListen(String(a['listen']));
-      const lock = acquireLock(dir, { pid: process.pid, kind: 'server' });
-      if (!lock.ok) throw new Error(`data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})`);
-      const srv = await startServer({ dataDir: dir, host, port, rate: Number(a['rate']), burst: Number(a['burst']), limits: { maxBodyBytes: Number(a['max-body-bytes']), maxFileBytes: Number(a['max-file-bytes']) } });
-      const listen = srv.url.replace(/^http:\/\//, '').replace(/\/agwp\/v1$/, '');
-      updateLock(dir, { pid: process.pid, kind: 'server', listen });
-      out(`ag-server listening on ${srv.url}`);
-      const stop = (): void => {
-        void srv.close().finally(() => {
-          lock.release();
-          process.exit(0);
-        });
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      await new Promise<never>(() => undefined);
-    })
+    .command(
+      'role set',
+      "set (or with --role none, remove) a principal's role on a repository",
+      (y: Argv) =>
+        y
+          .option('repo', { type: 'string', demandOption: true })
+          .option('principal', { type: 'string', demandOption: true })
+          .option('role', { type: 'string', demandOption: true, choices: [...ROLES, 'none'] })
+          .option('data', dataOpt),
+      async (a) => {
+        const body = { principal: String(a['principal']), role: String(a['role']) as Role | 'none' }
+        validateBody('AdminRoleSetRequest', body)
+        await withAdmin(need(a['data'] as string | undefined), (adm) =>
+          adm.role(String(a['repo']), body.principal, body.role),
+        )
+        out(`${body.principal} is ${body.role} on ${String(a['repo'])}`)
+      },
+    )
+    .command(
+      'policy set',
+      "change a repository's policy",
+      (y: Argv) =>
+        y
+          .option('repo', { type: 'string', demandOption: true })
+          .option('required-approvals', { type: 'number' })
+          .option('require-provenance-for-agents', { type: 'boolean' })
+          .option('protected-branches', { type: 'string', describe: 'comma list of branch globs' })
+          .option('data', dataOpt),
+      async (a) => {
+        const p: Partial<Policy> = {}
+        if (a['required-approvals'] !== undefined) p.required_approvals = Number(a['required-approvals'])
+        if (a['require-provenance-for-agents'] !== undefined)
+          p.require_provenance_for_agents = Boolean(a['require-provenance-for-agents'])
+        if (a['protected-branches'] !== undefined) p.protected_branches = list(String(a['protected-branches']))
+        validateBody('AdminPolicySetRequest', p)
+        out(
+          JSON.stringify(
+            await withAdmin(need(a['data'] as string | undefined), (adm) => adm.policy(String(a['repo']), p)),
+          ),
+        )
+      },
+    )
+    .command(
+      'task add',
+      'create a task',
+      (y: Argv) =>
+        y
+          .option('repo', { type: 'string', demandOption: true })
+          .option('title', { type: 'string', demandOption: true })
+          .option('body', { type: 'string' })
+          .option('paths', { type: 'string', describe: 'comma list of globs' })
+          .option('data', dataOpt),
+      async (a) => {
+        const body = {
+          title: String(a['title']),
+          ...(a['body'] !== undefined ? { body: String(a['body']) } : {}),
+          ...(a['paths'] !== undefined ? { paths: list(String(a['paths'])) } : {}),
+        }
+        validateBody('AdminTaskCreateRequest', body)
+        const t = await withAdmin(need(a['data'] as string | undefined), (adm) => adm.task(String(a['repo']), body))
+        out(t.id)
+      },
+    )
+    .command(
+      'provenance attach <proposal>',
+      'attach a provenance record (the key holder signs; this stores it)',
+      (y: Argv) =>
+        y
+          .positional('proposal', { type: 'string', demandOption: true })
+          .option('key-id', { type: 'string', demandOption: true })
+          .option('signature', { type: 'string' })
+          .option('signature-file', { type: 'string' })
+          .option('statement', { type: 'string', demandOption: true })
+          .option('head', { type: 'string' })
+          .option('data', dataOpt),
+      async (a) => {
+        const sig = a['signature-file'] ? fs.readFileSync(String(a['signature-file']), 'utf8').trim() : a['signature']
+        if (!sig) throw new Error('give --signature or --signature-file')
+        const body = {
+          key_id: String(a['key-id']),
+          signature: String(sig),
+          statement: String(a['statement']),
+          ...(a['head'] ? { head: String(a['head']) } : {}),
+        }
+        validateBody('ProvenanceAttachRequest', body)
+        await withAdmin(need(a['data'] as string | undefined), (adm) => adm.provenance(String(a['proposal']), body))
+        out(`provenance attached to ${String(a['proposal'])}`)
+      },
+    )
+    .command(
+      'serve',
+      'run the AGWP v1 server',
+      (y: Argv) =>
+        y
+          .option('data', dataOpt)
+          .option('listen', { type: 'string', default: '127.0.0.1:7420' })
+          .option('rate', { type: 'number', default: 50, describe: 'requests/s per token (0: unlimited)' })
+          .option('burst', { type: 'number', default: 200 })
+          .option('max-body-bytes', { type: 'number', default: DEFAULT_LIMITS.maxBodyBytes })
+          .option('max-file-bytes', { type: 'number', default: DEFAULT_LIMITS.maxFileBytes }),
+      async (a) => {
+        const dir = need(a['data'] as string | undefined)
+        if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
+        const { host, port } = parseListen(String(a['listen']))
+        const lock = acquireLock(dir, { pid: process.pid, kind: 'server' })
+        if (!lock.ok) throw new Error(`data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})`)
+        const srv = await startServer({
+          dataDir: dir,
+          host,
+          port,
+          rate: Number(a['rate']),
+          burst: Number(a['burst']),
+          limits: { maxBodyBytes: Number(a['max-body-bytes']), maxFileBytes: Number(a['max-file-bytes']) },
+        })
+        const listen = srv.url.replace(/^http:\/\//, '').replace(/\/agwp\/v1$/, '')
+        updateLock(dir, { pid: process.pid, kind: 'server', listen })
+        out(`ag-server listening on ${srv.url}`)
+        const stop = (): void => {
+          void srv.close().finally(() => {
+            lock.release()
+            process.exit(0)
+          })
+        }
+        process.once('SIGINT', stop)
+        process.once('SIGTERM', stop)
+        await new Promise<never>(() => undefined)
+      },
+    )
     .fail((msg, err) => {
-      if (err) throw err;
-      process.stderr.write(`ag-server: ${msg}\n`);
-      process.exit(2);
+      if (err) throw err
+      process.stderr.write(`ag-server: ${msg}\n`)
+      process.exit(2)
     })
-    .help();
+    .help()
   try {
-    await cli.parseAsync();
+    await cli.parseAsync()
   } catch (e) {
-    const msg = e instanceof AgwpError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
-    process.stderr.write(`ag-server: ${msg}\n`);
-    process.exit(1);
+    const msg = e instanceof AgwpError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e)
+    process.stderr.write(`ag-server: ${msg}\n`)
+    process.exit(1)
   }
 }

@@ -1,7 +1,7 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { Store, fsyncDir } from './store.ts';
-import { adminMint } from './admin.ts';
+import fs from 'node:fs'
+import path from 'node:path'
+import { Store, fsyncDir } from './store.ts'
+import { adminMint } from './admin.ts'
 
 // Layout of a data directory:
 //   ag-server.json   marker + version
@@ -11,94 +11,103 @@ import { adminMint } from './admin.ts';
 //   admin.token      the operator token minted by `init` (0600)
 //   lock             {pid, kind, listen} of the process that owns state/
 
-export const MARKER = 'ag-server.json';
+export const MARKER = 'ag-server.json'
 
 export function isDataDir(dir: string): boolean {
-  return fs.existsSync(path.join(dir, MARKER));
+  return fs.existsSync(path.join(dir, MARKER))
 }
 
 export function initDataDir(dir: string): { adminTokenFile: string } {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (isDataDir(dir)) throw new Error(`${dir} is already an ag-server data directory`);
-  if (fs.readdirSync(dir).length > 0) throw new Error(`${dir} is not empty`);
-  for (const sub of ['state', 'repos', 'tmp']) fs.mkdirSync(path.join(dir, sub), { mode: 0o700 });
-  const store = Store.open(path.join(dir, 'state'));
-  const { token } = adminMint(store, { principal: 'human:admin', scopes: ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate', 'admin'], repos: ['*'], ttl_s: 10 * 365 * 86400, label: 'created by ag-server init' });
-  store.close();
-  const adminTokenFile = path.join(dir, 'admin.token');
-  writeSecret(adminTokenFile, token);
-  fs.writeFileSync(path.join(dir, MARKER), JSON.stringify({ format: 1, created_at: new Date().toISOString() }) + '\n');
-  fsyncDir(dir);
-  return { adminTokenFile };
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  if (isDataDir(dir)) throw new Error(`${dir} is already an ag-server data directory`)
+  if (fs.readdirSync(dir).length > 0) throw new Error(`${dir} is not empty`)
+  for (const sub of ['state', 'repos', 'tmp']) fs.mkdirSync(path.join(dir, sub), { mode: 0o700 })
+  const store = Store.open(path.join(dir, 'state'))
+  const { token } = adminMint(store, {
+    principal: 'human:admin',
+    scopes: ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate', 'admin'],
+    repos: ['*'],
+    ttl_s: 10 * 365 * 86400,
+    label: 'created by ag-server init',
+  })
+  store.close()
+  const adminTokenFile = path.join(dir, 'admin.token')
+  writeSecret(adminTokenFile, token)
+  fs.writeFileSync(path.join(dir, MARKER), JSON.stringify({ format: 1, created_at: new Date().toISOString() }) + '\n')
+  fsyncDir(dir)
+  return { adminTokenFile }
 }
 
 /** Write a secret to a file that only the owner can read (created 0600, never widened). */
 export function writeSecret(file: string, secret: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
+  const tmp = `${file}.tmp-${process.pid}`
+  const fd = fs.openSync(tmp, 'w', 0o600)
   try {
-    fs.fchmodSync(fd, 0o600);
-    fs.writeSync(fd, secret + '\n');
-    fs.fsyncSync(fd);
+    fs.fchmodSync(fd, 0o600)
+    fs.writeSync(fd, secret + '\n')
+    fs.fsyncSync(fd)
   } finally {
-    fs.closeSync(fd);
+    fs.closeSync(fd)
   }
-  fs.renameSync(tmp, file);
+  fs.renameSync(tmp, file)
 }
 
 export interface LockInfo {
-  pid: number;
-  kind: 'server' | 'cli';
-  listen?: string;
+  pid: number
+  kind: 'server' | 'cli'
+  listen?: string
 }
 
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    process.kill(pid, 0)
+    return true
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 
 /** Take the data directory's lock, or report who holds it. Stale locks (dead pid) are broken. */
-export function acquireLock(dir: string, info: LockInfo): { ok: true; release: () => void } | { ok: false; holder: LockInfo } {
-  const file = path.join(dir, 'lock');
+export function acquireLock(
+  dir: string,
+  info: LockInfo,
+): { ok: true; release: () => void } | { ok: false; holder: LockInfo } {
+  const file = path.join(dir, 'lock')
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = fs.openSync(file, 'wx', 0o600);
-      fs.writeSync(fd, JSON.stringify(info));
-      fs.fsyncSync(fd);
-      fs.closeSync(fd);
+      const fd = fs.openSync(file, 'wx', 0o600)
+      fs.writeSync(fd, JSON.stringify(info))
+      fs.fsyncSync(fd)
+      fs.closeSync(fd)
       return {
         ok: true,
         release: () => {
           try {
-            const cur = JSON.parse(fs.readFileSync(file, 'utf8')) as LockInfo;
-            if (cur.pid === info.pid) fs.unlinkSync(file);
+            const cur = JSON.parse(fs.readFileSync(file, 'utf8')) as LockInfo
+            if (cur.pid === info.pid) fs.unlinkSync(file)
           } catch {
             // already gone
           }
         },
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      let holder: LockInfo | undefined;
-      try {
-        holder = JSON.parse(fs.readFileSync(file, 'utf8')) as LockInfo;
-      } catch {
-        holder = undefined; // torn lock file from a crash
       }
-      if (holder && alive(holder.pid) && holder.pid !== process.pid) return { ok: false, holder };
-      fs.rmSync(file, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
+      let holder: LockInfo | undefined
+      try {
+        holder = JSON.parse(fs.readFileSync(file, 'utf8')) as LockInfo
+      } catch {
+        holder = undefined // torn lock file from a crash
+      }
+      if (holder && alive(holder.pid) && holder.pid !== process.pid) return { ok: false, holder }
+      fs.rmSync(file, { force: true })
     }
   }
-  throw new Error('could not take the data directory lock');
+  throw new Error('could not take the data directory lock')
 }
 
 export function updateLock(dir: string, info: LockInfo): void {
-  const file = path.join(dir, 'lock');
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, JSON.stringify(info), { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  const file = path.join(dir, 'lock')
+  const tmp = `${file}.tmp-${process.pid}`
+  fs.writeFileSync(tmp, JSON.stringify(info), { mode: 0o600 })
+  fs.renameSync(tmp, file)
 }

@@ -11,7 +11,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'too_large'
   | 'timeout'
-  | 'internal';
+  | 'internal'
 
 export const STATUS: Record<ErrorCode, number> = {
   unauthenticated: 401,
@@ -23,30 +23,33 @@ export const STATUS: Record<ErrorCode, number> = {
   too_large: 413,
   timeout: 504,
   internal: 500,
-};
+}
 
-export type Details = Record<string, unknown>;
+export type Details = Record<string, unknown>
 
 export class AgwpError extends Error {
-  readonly code: ErrorCode;
-  readonly details: Details;
-  readonly headers: Record<string, string>;
+  readonly code: ErrorCode
+  readonly details: Details
+  readonly headers: Record<string, string>
   constructor(code: ErrorCode, message: string, details: Details = {}, headers: Record<string, string> = {}) {
-    super(message);
-    this.code = code;
-    this.details = details;
-    this.headers = headers;
+    super(message)
+    this.code = code
+    this.details = details
+    this.headers = headers
   }
   get status(): number {
-    return STATUS[this.code];
+    return STATUS[this.code]
   }
 }
 
-export const invalid = (message: string, details: Details = {}): AgwpError => new AgwpError('invalid', message, details);
-export const notFound = (message: string, details: Details = {}): AgwpError => new AgwpError('not_found', message, details);
-export const conflict = (message: string, details: Details = {}): AgwpError => new AgwpError('conflict', message, details);
-export const forbidden = (message: string, details: Details = {}): AgwpError => new AgwpError('forbidden', message, details);
+export const invalid = (message: string, details: Details = {}): AgwpError => new AgwpError('invalid', message, details)
+export const notFound = (message: string, details: Details = {}): AgwpError =>
+  new AgwpError('not_found', message, details)
+export const conflict = (message: string, details: Details = {}): AgwpError =>
+  new AgwpError('conflict', message, details)
+export const forbidden = (message: string, details: Details = {}): AgwpError =>
+  new AgwpError('forbidden', message, details)
 
 export function errorBody(err: AgwpError): { error: { code: ErrorCode; message: string; details: Details } } {
-  return { error: { code: err.code, message: err.message, details: err.details } };
+  return { error: { code: err.code, message: err.message, details: err.details } }
 }

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { AgwpError } from './errors.ts';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { AgwpError } from './errors.ts'
 
 // Thin layer over the `git` binary. The server never depends on the operator's git
 // configuration: system/global config are ignored, identities are passed per call.
@@ -12,78 +12,85 @@ const BASE_ENV: NodeJS.ProcessEnv = {
   GIT_CONFIG_GLOBAL: '/dev/null',
   GIT_TERMINAL_PROMPT: '0',
   GIT_OPTIONAL_LOCKS: '0',
-};
+}
 
 // Objects and refs written by git for the server are fsync'd by git itself (refs too:
 // 'committed' covers objects only), so an acknowledged proposal or integration survives
 // a crash just like the journal entry that points at it.
-const CONFIG_ARGS = ['-c', 'core.fsync=committed,index,reference', '-c', 'core.fsyncMethod=fsync', '-c', 'core.quotepath=false'];
+const CONFIG_ARGS = [
+  '-c',
+  'core.fsync=committed,index,reference',
+  '-c',
+  'core.fsyncMethod=fsync',
+  '-c',
+  'core.quotepath=false',
+]
 
 export interface GitResult {
-  code: number;
-  stdout: Buffer;
-  stderr: string;
+  code: number
+  stdout: Buffer
+  stderr: string
 }
 
 export interface GitOptions {
-  input?: string | Buffer;
-  env?: Record<string, string>;
+  input?: string | Buffer
+  env?: Record<string, string>
   /** exit codes that are not errors (e.g. 1 for merge-tree conflicts) */
-  okCodes?: number[];
-  timeoutMs?: number;
+  okCodes?: number[]
+  timeoutMs?: number
   /** stop reading after this many stdout bytes and kill the process */
-  maxStdout?: number;
+  maxStdout?: number
 }
 
 /** git processes started, by subcommand (for tests and profiling). */
-export const gitSpawns = new Map<string, number>();
-const counted = (cmd: string): void => void gitSpawns.set(cmd, (gitSpawns.get(cmd) ?? 0) + 1);
+export const gitSpawns = new Map<string, number>()
+const counted = (cmd: string): void => void gitSpawns.set(cmd, (gitSpawns.get(cmd) ?? 0) + 1)
 
 export function git(gitDir: string, args: string[], opts: GitOptions = {}): Promise<GitResult> {
-  counted(args[0] ?? '');
+  counted(args[0] ?? '')
   return new Promise((resolve, reject) => {
     const child = spawn('git', [...CONFIG_ARGS, '--git-dir', gitDir, ...args], {
       env: { ...BASE_ENV, ...(opts.env ?? {}) },
       stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    let outLen = 0;
-    let err = '';
-    let capped = false;
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    })
+    const out: Buffer[] = []
+    let outLen = 0
+    let err = ''
+    let capped = false
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000)
     child.stdout.on('data', (d: Buffer) => {
-      if (capped) return;
-      out.push(d);
-      outLen += d.length;
+      if (capped) return
+      out.push(d)
+      outLen += d.length
       if (opts.maxStdout !== undefined && outLen >= opts.maxStdout) {
-        capped = true;
-        child.kill('SIGKILL');
+        capped = true
+        child.kill('SIGKILL')
       }
-    });
+    })
     child.stderr.on('data', (d: Buffer) => {
-      if (err.length < 8192) err += d.toString('utf8');
-    });
+      if (err.length < 8192) err += d.toString('utf8')
+    })
     child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
+      clearTimeout(timer)
+      reject(e)
+    })
     child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const stdout = Buffer.concat(out);
-      if (capped) return resolve({ code: 0, stdout, stderr: err });
-      const c = code ?? (signal ? 128 : 1);
+      clearTimeout(timer)
+      const stdout = Buffer.concat(out)
+      if (capped) return resolve({ code: 0, stdout, stderr: err })
+      const c = code ?? (signal ? 128 : 1)
       if (c !== 0 && !(opts.okCodes ?? []).includes(c)) {
-        if (signal === 'SIGKILL') return reject(new AgwpError('timeout', 'git operation timed out'));
-        return reject(new GitError(args[0] ?? 'git', c, err));
+        if (signal === 'SIGKILL') return reject(new AgwpError('timeout', 'git operation timed out'))
+        return reject(new GitError(args[0] ?? 'git', c, err))
       }
-      resolve({ code: c, stdout, stderr: err });
-    });
+      resolve({ code: c, stdout, stderr: err })
+    })
     child.stdin.on('error', () => {
       /* process may exit before reading all input */
-    });
-    if (opts.input !== undefined) child.stdin.end(opts.input);
-    else child.stdin.end();
-  });
+    })
+    if (opts.input !== undefined) child.stdin.end(opts.input)
+    else child.stdin.end()
+  })
 }
 
 /** A git failure; its stderr stays server-side (logged), never sent to clients. */
@@ -93,12 +100,12 @@ export class GitError extends Error {
     readonly exitCode: number,
     readonly stderr: string,
   ) {
-    super(`git ${command} exited ${exitCode}: ${stderr.trim().slice(0, 500)}`);
+    super(`git ${command} exited ${exitCode}: ${stderr.trim().slice(0, 500)}`)
   }
 }
 
 export async function gitText(gitDir: string, args: string[], opts: GitOptions = {}): Promise<string> {
-  return (await git(gitDir, args, opts)).stdout.toString('utf8');
+  return (await git(gitDir, args, opts)).stdout.toString('utf8')
 }
 
 export function identityEnv(actor: string, email: string): Record<string, string> {
@@ -107,91 +114,94 @@ export function identityEnv(actor: string, email: string): Record<string, string
     GIT_AUTHOR_EMAIL: email,
     GIT_COMMITTER_NAME: actor,
     GIT_COMMITTER_EMAIL: email,
-  };
+  }
 }
 
 export interface CatObject {
-  oid: string;
-  type: 'blob' | 'tree' | 'commit' | 'tag';
-  size: number;
-  data: Buffer;
+  oid: string
+  type: 'blob' | 'tree' | 'commit' | 'tag'
+  size: number
+  data: Buffer
 }
 
 // One long-lived `git cat-file --batch` per repository: object reads (file content,
 // commit resolution) cost a pipe round trip instead of a process spawn.
 export class CatFile {
-  private child: ChildProcessWithoutNullStreams | undefined;
-  private buf: Buffer = Buffer.alloc(0);
-  private queue: { resolve: (o: CatObject | null) => void; reject: (e: Error) => void }[] = [];
+  private child: ChildProcessWithoutNullStreams | undefined
+  private buf: Buffer = Buffer.alloc(0)
+  private queue: { resolve: (o: CatObject | null) => void; reject: (e: Error) => void }[] = []
 
   constructor(private readonly gitDir: string) {}
 
   get(rev: string): Promise<CatObject | null> {
-    if (rev.includes('\n')) return Promise.resolve(null);
-    const child = this.ensure();
+    if (rev.includes('\n')) return Promise.resolve(null)
+    const child = this.ensure()
     return new Promise((resolve, reject) => {
-      this.queue.push({ resolve, reject });
-      child.stdin.write(rev + '\n');
-    });
+      this.queue.push({ resolve, reject })
+      child.stdin.write(rev + '\n')
+    })
   }
 
   close(): void {
-    this.child?.stdin.end();
-    this.child = undefined;
+    this.child?.stdin.end()
+    this.child = undefined
   }
 
   private ensure(): ChildProcessWithoutNullStreams {
-    if (this.child) return this.child;
-    counted('cat-file --batch');
-    const child = spawn('git', [...CONFIG_ARGS, '--git-dir', this.gitDir, 'cat-file', '--batch'], { env: BASE_ENV, stdio: ['pipe', 'pipe', 'pipe'] });
+    if (this.child) return this.child
+    counted('cat-file --batch')
+    const child = spawn('git', [...CONFIG_ARGS, '--git-dir', this.gitDir, 'cat-file', '--batch'], {
+      env: BASE_ENV,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
     child.stdout.on('data', (d: Buffer) => {
-      this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
-      this.drain();
-    });
-    child.stderr.resume();
+      this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d
+      this.drain()
+    })
+    child.stderr.resume()
     child.stdin.on('error', () => {
       /* handled via close */
-    });
+    })
     const fail = (): void => {
-      if (this.child === child) this.child = undefined;
-      this.buf = Buffer.alloc(0);
-      const q = this.queue;
-      this.queue = [];
-      for (const w of q) w.reject(new Error('git cat-file exited'));
-    };
-    child.on('close', fail);
-    child.on('error', fail);
-    this.child = child;
-    return child;
+      if (this.child === child) this.child = undefined
+      this.buf = Buffer.alloc(0)
+      const q = this.queue
+      this.queue = []
+      for (const w of q) w.reject(new Error('git cat-file exited'))
+    }
+    child.on('close', fail)
+    child.on('error', fail)
+    this.child = child
+    return child
   }
 
   private drain(): void {
     for (;;) {
-      const waiter = this.queue[0];
-      if (!waiter) return;
-      const nl = this.buf.indexOf(10);
-      if (nl < 0) return;
-      const header = this.buf.subarray(0, nl).toString('utf8');
+      const waiter = this.queue[0]
+      if (!waiter) return
+      const nl = this.buf.indexOf(10)
+      if (nl < 0) return
+      const header = this.buf.subarray(0, nl).toString('utf8')
       if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
-        this.buf = this.buf.subarray(nl + 1);
-        this.queue.shift();
-        waiter.resolve(null);
-        continue;
+        this.buf = this.buf.subarray(nl + 1)
+        this.queue.shift()
+        waiter.resolve(null)
+        continue
       }
-      const m = /^([0-9a-f]{40}) (blob|tree|commit|tag) ([0-9]+)$/.exec(header);
+      const m = /^([0-9a-f]{40}) (blob|tree|commit|tag) ([0-9]+)$/.exec(header)
       if (!m) {
         // Unknown header (e.g. "dangling"/"notdir" forms): treat the object as absent.
-        this.buf = this.buf.subarray(nl + 1);
-        this.queue.shift();
-        waiter.resolve(null);
-        continue;
+        this.buf = this.buf.subarray(nl + 1)
+        this.queue.shift()
+        waiter.resolve(null)
+        continue
       }
-      const size = Number(m[3]);
-      if (this.buf.length < nl + 1 + size + 1) return;
-      const data = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size));
-      this.buf = this.buf.subarray(nl + 1 + size + 1);
-      this.queue.shift();
-      waiter.resolve({ oid: m[1] as string, type: m[2] as CatObject['type'], size, data });
+      const size = Number(m[3])
+      if (this.buf.length < nl + 1 + size + 1) return
+      const data = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size))
+      this.buf = this.buf.subarray(nl + 1 + size + 1)
+      this.queue.shift()
+      waiter.resolve({ oid: m[1] as string, type: m[2] as CatObject['type'], size, data })
     }
   }
 }

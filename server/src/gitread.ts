@@ -1,29 +1,29 @@
-import { git, gitText } from './git.ts';
-import { invalid, notFound } from './errors.ts';
-import type { Repo } from './repos.ts';
-import { encodeCursor, decodeCursor } from './util.ts';
+import { git, gitText } from './git.ts'
+import { invalid, notFound } from './errors.ts'
+import type { Repo } from './repos.ts'
+import { encodeCursor, decodeCursor } from './util.ts'
 
 // Read-side git operations shared by repository, workspace and proposal endpoints.
 
 export interface Sig {
-  name: string;
-  email: string;
-  date: string;
+  name: string
+  email: string
+  date: string
 }
 export interface CommitSummary {
-  id: string;
-  parents: string[];
-  author: Sig;
-  committer: Sig;
-  subject: string;
+  id: string
+  parents: string[]
+  author: Sig
+  committer: Sig
+  subject: string
 }
 
 const iso = (s: string): string => {
-  const d = new Date(s);
-  return Number.isNaN(d.getTime()) ? s : d.toISOString();
-};
+  const d = new Date(s)
+  return Number.isNaN(d.getTime()) ? s : d.toISOString()
+}
 
-const LOG_FORMAT = '%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%s%x00%B%x1e';
+const LOG_FORMAT = '%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%s%x00%B%x1e'
 
 function parseLogRecords(text: string): (CommitSummary & { message: string })[] {
   return text
@@ -31,7 +31,7 @@ function parseLogRecords(text: string): (CommitSummary & { message: string })[] 
     .map((r) => r.replace(/^\n/, ''))
     .filter((r) => r.length > 0)
     .map((r) => {
-      const f = r.split('\x00');
+      const f = r.split('\x00')
       return {
         id: f[0] ?? '',
         parents: (f[1] ?? '').split(' ').filter(Boolean),
@@ -39,213 +39,281 @@ function parseLogRecords(text: string): (CommitSummary & { message: string })[] 
         committer: { name: f[5] ?? '', email: f[6] ?? '', date: iso(f[7] ?? '') },
         subject: f[8] ?? '',
         message: f[9] ?? '',
-      };
-    });
+      }
+    })
 }
 
-export async function log(repo: Repo, ref: string, path: string | undefined, limit: number, cursor: string | undefined): Promise<{ commits: CommitSummary[]; next_cursor?: string }> {
+export async function log(
+  repo: Repo,
+  ref: string,
+  path: string | undefined,
+  limit: number,
+  cursor: string | undefined,
+): Promise<{ commits: CommitSummary[]; next_cursor?: string }> {
   // The cursor pins the start commit, so later pages are stable even if the branch moves.
-  const c = decodeCursor(cursor);
-  let start: string;
-  let skip = 0;
+  const c = decodeCursor(cursor)
+  let start: string
+  let skip = 0
   if (c) {
-    if (typeof c['c'] !== 'string' || !/^[0-9a-f]{40}$/.test(c['c']) || typeof c['s'] !== 'number') throw invalid('malformed cursor', { field: 'cursor' });
-    start = c['c'];
-    skip = c['s'];
+    if (typeof c['c'] !== 'string' || !/^[0-9a-f]{40}$/.test(c['c']) || typeof c['s'] !== 'number')
+      throw invalid('malformed cursor', { field: 'cursor' })
+    start = c['c']
+    skip = c['s']
   } else {
-    start = await repo.resolve(ref);
+    start = await repo.resolve(ref)
   }
-  const args = ['log', `--format=${LOG_FORMAT.replace('%x00%B', '')}`, `-n${limit + 1}`, `--skip=${skip}`, start, '--'];
-  if (path) args.push(path);
-  const recs = parseLogRecords(await gitText(repo.gitDir, args));
-  const commits = recs.slice(0, limit).map(({ message: _m, ...s }) => s);
-  return recs.length > limit ? { commits, next_cursor: encodeCursor({ c: start, s: skip + limit }) } : { commits };
+  const args = ['log', `--format=${LOG_FORMAT.replace('%x00%B', '')}`, `-n${limit + 1}`, `--skip=${skip}`, start, '--']
+  if (path) args.push(path)
+  const recs = parseLogRecords(await gitText(repo.gitDir, args))
+  const commits = recs.slice(0, limit).map(({ message: _m, ...s }) => s)
+  return recs.length > limit ? { commits, next_cursor: encodeCursor({ c: start, s: skip + limit }) } : { commits }
 }
 
-export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed';
-const STATUS_MAP: Record<string, ChangeStatus> = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed', C: 'copied', T: 'type_changed' };
+export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed'
+const STATUS_MAP: Record<string, ChangeStatus> = {
+  A: 'added',
+  M: 'modified',
+  D: 'deleted',
+  R: 'renamed',
+  C: 'copied',
+  T: 'type_changed',
+}
 
 interface RawChange {
-  path: string;
-  old_path?: string;
-  status: ChangeStatus;
-  additions: number | null;
-  deletions: number | null;
+  path: string
+  old_path?: string
+  status: ChangeStatus
+  additions: number | null
+  deletions: number | null
 }
 
 // Parses `--raw --numstat -z` output: all raw records first, then one numstat record each.
 function parseRawNumstat(buf: Buffer): RawChange[] {
-  const parts = buf.toString('utf8').split('\0');
-  const out: RawChange[] = [];
-  let i = 0;
+  const parts = buf.toString('utf8').split('\0')
+  const out: RawChange[] = []
+  let i = 0
   while (i < parts.length && (parts[i] ?? '').startsWith(':')) {
-    const meta = (parts[i] ?? '').split(' ');
-    const letter = (meta[4] ?? 'M').charAt(0);
-    const status = STATUS_MAP[letter] ?? 'modified';
+    const meta = (parts[i] ?? '').split(' ')
+    const letter = (meta[4] ?? 'M').charAt(0)
+    const status = STATUS_MAP[letter] ?? 'modified'
     if (letter === 'R' || letter === 'C') {
-      out.push({ old_path: parts[i + 1] ?? '', path: parts[i + 2] ?? '', status, additions: null, deletions: null });
-      i += 3;
+      out.push({ old_path: parts[i + 1] ?? '', path: parts[i + 2] ?? '', status, additions: null, deletions: null })
+      i += 3
     } else {
-      out.push({ path: parts[i + 1] ?? '', status, additions: null, deletions: null });
-      i += 2;
+      out.push({ path: parts[i + 1] ?? '', status, additions: null, deletions: null })
+      i += 2
     }
   }
   for (const ch of out) {
-    const rec = parts[i] ?? '';
-    const [a, d, p] = rec.split('\t');
-    if (p === '') i += 3; // rename form: "a\td\t" NUL old NUL new
-    else i += 1;
-    ch.additions = a === '-' || a === undefined ? null : Number(a);
-    ch.deletions = d === '-' || d === undefined ? null : Number(d);
+    const rec = parts[i] ?? ''
+    const [a, d, p] = rec.split('\t')
+    if (p === '')
+      i += 3 // rename form: "a\td\t" NUL old NUL new
+    else i += 1
+    ch.additions = a === '-' || a === undefined ? null : Number(a)
+    ch.deletions = d === '-' || d === undefined ? null : Number(d)
   }
-  return out;
+  return out
 }
 
-export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
-export async function commitDetail(repo: Repo, id: string): Promise<CommitSummary & { message: string; files: RawChange[] }> {
-  const commit = await repo.resolve(id, 'id');
-  const rec = parseLogRecords(await gitText(repo.gitDir, ['log', '-1', `--format=${LOG_FORMAT}`, commit]))[0];
-  if (!rec) throw notFound('commit not found', { id });
-  const parent = rec.parents[0] ?? EMPTY_TREE;
-  const raw = await git(repo.gitDir, ['diff-tree', '-r', '-M', '--raw', '--numstat', '-z', '--no-abbrev', parent, commit]);
-  return { ...rec, message: rec.message.replace(/\n+$/, ''), files: parseRawNumstat(raw.stdout) };
+export async function commitDetail(
+  repo: Repo,
+  id: string,
+): Promise<CommitSummary & { message: string; files: RawChange[] }> {
+  const commit = await repo.resolve(id, 'id')
+  const rec = parseLogRecords(await gitText(repo.gitDir, ['log', '-1', `--format=${LOG_FORMAT}`, commit]))[0]
+  if (!rec) throw notFound('commit not found', { id })
+  const parent = rec.parents[0] ?? EMPTY_TREE
+  const raw = await git(repo.gitDir, [
+    'diff-tree',
+    '-r',
+    '-M',
+    '--raw',
+    '--numstat',
+    '-z',
+    '--no-abbrev',
+    parent,
+    commit,
+  ])
+  return { ...rec, message: rec.message.replace(/\n+$/, ''), files: parseRawNumstat(raw.stdout) }
 }
 
 export interface TreeEntry {
-  name: string;
-  path: string;
-  type: 'file' | 'dir' | 'symlink' | 'submodule';
-  mode: string;
-  id: string;
-  size?: number;
+  name: string
+  path: string
+  type: 'file' | 'dir' | 'symlink' | 'submodule'
+  mode: string
+  id: string
+  size?: number
 }
 
-const typeOfMode = (mode: string): TreeEntry['type'] => (mode === '040000' ? 'dir' : mode === '120000' ? 'symlink' : mode === '160000' ? 'submodule' : 'file');
+const typeOfMode = (mode: string): TreeEntry['type'] =>
+  mode === '040000' ? 'dir' : mode === '120000' ? 'symlink' : mode === '160000' ? 'submodule' : 'file'
 
 /** Entries of a directory at a commit ('' is the root); null if not a directory. */
 export async function listDir(repo: Repo, commit: string | null, dir: string): Promise<TreeEntry[] | null> {
-  if (commit === null) return dir === '' ? [] : null;
+  if (commit === null) return dir === '' ? [] : null
   if (dir !== '') {
-    const o = await repo.cat.get(`${commit}:${dir}`);
-    if (!o || o.type !== 'tree') return null;
+    const o = await repo.cat.get(`${commit}:${dir}`)
+    if (!o || o.type !== 'tree') return null
   }
-  const args = ['ls-tree', '-l', '-z', commit];
-  if (dir !== '') args.push('--', `${dir}/`);
-  const out = (await git(repo.gitDir, args)).stdout.toString('utf8');
+  const args = ['ls-tree', '-l', '-z', commit]
+  if (dir !== '') args.push('--', `${dir}/`)
+  const out = (await git(repo.gitDir, args)).stdout.toString('utf8')
   return out
     .split('\0')
     .filter(Boolean)
     .map((line) => {
-      const tab = line.indexOf('\t');
-      const [mode = '', , oid = '', size = '-'] = line.slice(0, tab).split(/ +/);
-      const p = line.slice(tab + 1);
-      const e: TreeEntry = { name: p.slice(p.lastIndexOf('/') + 1), path: p, type: typeOfMode(mode), mode, id: oid };
-      if (size !== '-') e.size = Number(size);
-      return e;
-    });
+      const tab = line.indexOf('\t')
+      const [mode = '', , oid = '', size = '-'] = line.slice(0, tab).split(/ +/)
+      const p = line.slice(tab + 1)
+      const e: TreeEntry = { name: p.slice(p.lastIndexOf('/') + 1), path: p, type: typeOfMode(mode), mode, id: oid }
+      if (size !== '-') e.size = Number(size)
+      return e
+    })
 }
 
 export interface Content {
-  encoding: 'utf8' | 'base64';
-  content: string;
-  truncated: boolean;
+  encoding: 'utf8' | 'base64'
+  content: string
+  truncated: boolean
 }
 
 /** Text as utf8, anything else (NUL byte or invalid UTF-8) as base64; at most maxBytes. */
 export function encodeContent(data: Buffer, maxBytes: number): Content {
-  const truncated = data.length > maxBytes;
-  let slice = truncated ? data.subarray(0, maxBytes) : data;
-  const probe = slice.subarray(0, 8000);
-  let binary = probe.includes(0);
+  const truncated = data.length > maxBytes
+  let slice = truncated ? data.subarray(0, maxBytes) : data
+  const probe = slice.subarray(0, 8000)
+  let binary = probe.includes(0)
   if (!binary) {
     // A truncation may split a multi-byte character; back off to a character boundary.
     if (truncated) {
-      let end = slice.length;
-      for (let k = 0; k < 3 && end > 0 && ((slice[end - 1] ?? 0) & 0xc0) === 0x80; k++) end--;
-      if (end > 0 && ((slice[end - 1] ?? 0) & 0xc0) === 0xc0) end--;
-      slice = slice.subarray(0, end);
+      let end = slice.length
+      for (let k = 0; k < 3 && end > 0 && ((slice[end - 1] ?? 0) & 0xc0) === 0x80; k++) end--
+      if (end > 0 && ((slice[end - 1] ?? 0) & 0xc0) === 0xc0) end--
+      slice = slice.subarray(0, end)
     }
     try {
-      return { encoding: 'utf8', content: new TextDecoder('utf-8', { fatal: true }).decode(slice), truncated };
+      return { encoding: 'utf8', content: new TextDecoder('utf-8', { fatal: true }).decode(slice), truncated }
     } catch {
-      binary = true;
+      binary = true
     }
   }
-  return { encoding: 'base64', content: (truncated ? data.subarray(0, maxBytes) : data).toString('base64'), truncated };
+  return { encoding: 'base64', content: (truncated ? data.subarray(0, maxBytes) : data).toString('base64'), truncated }
 }
 
 export interface DiffFile {
-  path: string;
-  old_path?: string;
-  status: ChangeStatus;
-  binary: boolean;
-  additions: number;
-  deletions: number;
-  patch: string;
+  path: string
+  old_path?: string
+  status: ChangeStatus
+  binary: boolean
+  additions: number
+  deletions: number
+  patch: string
 }
 
 /** Diff between two trees/commits (base null = empty tree), bounded to maxPatchBytes of patch text. */
-export async function diff(repo: Repo, base: string | null, head: string, paths: string[], maxPatchBytes: number): Promise<{ files: DiffFile[]; truncated: boolean }> {
-  const b = base ?? EMPTY_TREE;
-  const spec = paths.length ? ['--', ...paths] : [];
+export async function diff(
+  repo: Repo,
+  base: string | null,
+  head: string,
+  paths: string[],
+  maxPatchBytes: number,
+): Promise<{ files: DiffFile[]; truncated: boolean }> {
+  const b = base ?? EMPTY_TREE
+  const spec = paths.length ? ['--', ...paths] : []
   const [raw, patch] = await Promise.all([
     git(repo.gitDir, ['diff-tree', '-r', '-M', '--raw', '--numstat', '-z', '--no-abbrev', b, head, ...spec]),
-    git(repo.gitDir, ['diff-tree', '-r', '-M', '-p', '--no-color', '--no-ext-diff', b, head, ...spec], { maxStdout: maxPatchBytes + 1 }),
-  ]);
-  const changes = parseRawNumstat(raw.stdout);
-  const text = patch.stdout.subarray(0, maxPatchBytes).toString('utf8');
-  let truncated = patch.stdout.length > maxPatchBytes;
-  const chunks = text.split(/^(?=diff --git )/m).filter((c) => c.startsWith('diff --git '));
+    git(repo.gitDir, ['diff-tree', '-r', '-M', '-p', '--no-color', '--no-ext-diff', b, head, ...spec], {
+      maxStdout: maxPatchBytes + 1,
+    }),
+  ])
+  const changes = parseRawNumstat(raw.stdout)
+  const text = patch.stdout.subarray(0, maxPatchBytes).toString('utf8')
+  let truncated = patch.stdout.length > maxPatchBytes
+  const chunks = text.split(/^(?=diff --git )/m).filter((c) => c.startsWith('diff --git '))
   const files = changes.map((ch, idx) => {
-    let p = chunks[idx] ?? '';
+    let p = chunks[idx] ?? ''
     // The last chunk may be cut by the byte budget: mark it and keep it only if complete.
-    if (truncated && idx === chunks.length - 1) p = '';
-    if (idx >= chunks.length) truncated = truncated || p === '';
-    const binary = ch.additions === null;
-    const f: DiffFile = { path: ch.path, status: ch.status, binary, additions: ch.additions ?? 0, deletions: ch.deletions ?? 0, patch: binary ? '' : p };
-    if (ch.old_path !== undefined) f.old_path = ch.old_path;
-    return f;
-  });
-  return { files, truncated };
+    if (truncated && idx === chunks.length - 1) p = ''
+    if (idx >= chunks.length) truncated = truncated || p === ''
+    const binary = ch.additions === null
+    const f: DiffFile = {
+      path: ch.path,
+      status: ch.status,
+      binary,
+      additions: ch.additions ?? 0,
+      deletions: ch.deletions ?? 0,
+      patch: binary ? '' : p,
+    }
+    if (ch.old_path !== undefined) f.old_path = ch.old_path
+    return f
+  })
+  return { files, truncated }
 }
 
-export async function search(repo: Repo, commit: string, q: string, paths: string[], limit: number): Promise<{ matches: { path: string; line: number; text: string }[]; truncated: boolean }> {
-  const args = ['grep', '-n', '-I', '-F', '--full-name', '-z', '-e', q, commit];
-  if (paths.length) args.push('--', ...paths);
+export async function search(
+  repo: Repo,
+  commit: string,
+  q: string,
+  paths: string[],
+  limit: number,
+): Promise<{ matches: { path: string; line: number; text: string }[]; truncated: boolean }> {
+  const args = ['grep', '-n', '-I', '-F', '--full-name', '-z', '-e', q, commit]
+  if (paths.length) args.push('--', ...paths)
   // grep exits 1 when nothing matches; output is capped so a hot query stays bounded.
-  const r = await git(repo.gitDir, args, { okCodes: [1], maxStdout: 4 * 1024 * 1024 });
-  const matches: { path: string; line: number; text: string }[] = [];
-  let truncated = false;
+  const r = await git(repo.gitDir, args, { okCodes: [1], maxStdout: 4 * 1024 * 1024 })
+  const matches: { path: string; line: number; text: string }[] = []
+  let truncated = false
   for (const line of r.stdout.toString('utf8').split('\n')) {
-    if (!line) continue;
+    if (!line) continue
     // -z format: <commit>:<path>\0<line>\0<text>
-    const [loc = '', ln = '', ...rest] = line.split('\0');
+    const [loc = '', ln = '', ...rest] = line.split('\0')
     if (matches.length >= limit) {
-      truncated = true;
-      break;
+      truncated = true
+      break
     }
-    const p = loc.startsWith(commit + ':') ? loc.slice(commit.length + 1) : loc;
-    const text = rest.join('\0');
-    matches.push({ path: p, line: Number(ln), text: text.length > 1000 ? text.slice(0, 1000) : text });
+    const p = loc.startsWith(commit + ':') ? loc.slice(commit.length + 1) : loc
+    const text = rest.join('\0')
+    matches.push({ path: p, line: Number(ln), text: text.length > 1000 ? text.slice(0, 1000) : text })
   }
-  return { matches, truncated };
+  return { matches, truncated }
 }
 
 /** merge-base based classification plus merge-tree for real merges. */
-export async function mergeability(repo: Repo, target: string, head: string): Promise<{ mergeability: 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date'; conflicts: string[]; tree?: string }> {
-  const mb = await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] });
-  const base = mb.stdout.toString('utf8').trim();
-  if (base === head) return { mergeability: 'up_to_date', conflicts: [] };
-  if (base === target) return { mergeability: 'fast_forward', conflicts: [] };
-  const m = await mergeTree(repo, target, head);
-  return m.conflicts.length ? { mergeability: 'conflicts', conflicts: m.conflicts } : { mergeability: 'clean', conflicts: [], tree: m.tree };
+export async function mergeability(
+  repo: Repo,
+  target: string,
+  head: string,
+): Promise<{
+  mergeability: 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date'
+  conflicts: string[]
+  tree?: string
+}> {
+  const mb = await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] })
+  const base = mb.stdout.toString('utf8').trim()
+  if (base === head) return { mergeability: 'up_to_date', conflicts: [] }
+  if (base === target) return { mergeability: 'fast_forward', conflicts: [] }
+  const m = await mergeTree(repo, target, head)
+  return m.conflicts.length
+    ? { mergeability: 'conflicts', conflicts: m.conflicts }
+    : { mergeability: 'clean', conflicts: [], tree: m.tree }
 }
 
-export async function mergeTree(repo: Repo, ours: string, theirs: string): Promise<{ tree: string; conflicts: string[] }> {
-  const r = await git(repo.gitDir, ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', '--allow-unrelated-histories', ours, theirs], { okCodes: [1] });
-  const parts = r.stdout.toString('utf8').split('\0').filter(Boolean);
-  const tree = (parts[0] ?? '').trim();
-  const conflicts = r.code === 1 ? [...new Set(parts.slice(1))] : [];
-  return { tree, conflicts: r.code === 1 && conflicts.length === 0 ? ['(unknown)'] : conflicts };
+export async function mergeTree(
+  repo: Repo,
+  ours: string,
+  theirs: string,
+): Promise<{ tree: string; conflicts: string[] }> {
+  const r = await git(
+    repo.gitDir,
+    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', '--allow-unrelated-histories', ours, theirs],
+    { okCodes: [1] },
+  )
+  const parts = r.stdout.toString('utf8').split('\0').filter(Boolean)
+  const tree = (parts[0] ?? '').trim()
+  const conflicts = r.code === 1 ? [...new Set(parts.slice(1))] : []
+  return { tree, conflicts: r.code === 1 && conflicts.length === 0 ? ['(unknown)'] : conflicts }
 }

@@ -1,20 +1,20 @@
 // Keyed async mutex: state changes that await git between "check" and "commit" (propose,
 // revise, integrate) hold the repository's lock so two of them never interleave.
 export class KeyedMutex {
-  private tails = new Map<string, Promise<void>>();
+  private tails = new Map<string, Promise<void>>()
 
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = prev.then(() => mine);
-    this.tails.set(key, tail);
-    await prev;
+    const prev = this.tails.get(key) ?? Promise.resolve()
+    let release!: () => void
+    const mine = new Promise<void>((r) => (release = r))
+    const tail = prev.then(() => mine)
+    this.tails.set(key, tail)
+    await prev
     try {
-      return await fn();
+      return await fn()
     } finally {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+      release()
+      if (this.tails.get(key) === tail) this.tails.delete(key)
     }
   }
 }

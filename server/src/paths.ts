@@ -1,59 +1,69 @@
-import { invalid } from './errors.ts';
+import { invalid } from './errors.ts'
 
 // Every path a client sends is checked here before it reaches git: a path is a
 // '/'-separated repository-relative name, nothing that could escape the tree, touch
 // git's own metadata, or break git's line-oriented plumbing input.
 export function checkPath(p: unknown, field = 'path', allowRoot = false): string {
-  if (typeof p !== 'string') throw invalid(`${field} is required`, { field });
-  if (allowRoot && (p === '' || p === '/')) return '';
-  const reason = pathProblem(p);
-  if (reason) throw invalid(`${field} refused: ${reason}`, { field, path: p.slice(0, 200) });
-  return p.endsWith('/') && allowRoot ? p.slice(0, -1) : p;
+  if (typeof p !== 'string') throw invalid(`${field} is required`, { field })
+  if (allowRoot && (p === '' || p === '/')) return ''
+  const reason = pathProblem(p)
+  if (reason) throw invalid(`${field} refused: ${reason}`, { field, path: p.slice(0, 200) })
+  return p.endsWith('/') && allowRoot ? p.slice(0, -1) : p
 }
 
 export function pathProblem(p: string): string | undefined {
-  if (p.length === 0) return 'empty path';
-  if (p.length > 4096) return 'path too long';
-  if (p.includes('\0')) return 'NUL byte';
-  if (p.includes('\\')) return 'backslash';
+  if (p.length === 0) return 'empty path'
+  if (p.length > 4096) return 'path too long'
+  if (p.includes('\0')) return 'NUL byte'
+  if (p.includes('\\')) return 'backslash'
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(p)) return 'control character';
-  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'absolute path';
-  const segs = p.replace(/\/$/, '').split('/');
+  if (/[\u0000-\u001f\u007f]/.test(p)) return 'control character'
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'absolute path'
+  const segs = p.replace(/\/$/, '').split('/')
   for (const s of segs) {
-    if (s === '') return 'empty segment';
-    if (s === '.' || s === '..') return `'${s}' segment`;
-    if (s.toLowerCase() === '.git') return "'.git' segment";
+    if (s === '') return 'empty segment'
+    if (s === '.' || s === '..') return `'${s}' segment`
+    if (s.toLowerCase() === '.git') return "'.git' segment"
   }
-  return undefined;
+  return undefined
 }
 
 // Refs are restricted to plain names so they can never smuggle revision syntax
 // (`:`, `^`, `~`, `@{`) or options (`-`) into git command lines.
-const REF_RE = /^[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}$/;
+const REF_RE = /^[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}$/
 export function checkRef(r: unknown, field = 'ref'): string {
-  if (typeof r !== 'string' || !REF_RE.test(r) || r.includes('..') || r.includes('//') || r.endsWith('/') || r.endsWith('.lock') || r.endsWith('.')) {
-    throw invalid(`${field} is not a valid ref name or commit id`, { field });
+  if (
+    typeof r !== 'string' ||
+    !REF_RE.test(r) ||
+    r.includes('..') ||
+    r.includes('//') ||
+    r.endsWith('/') ||
+    r.endsWith('.lock') ||
+    r.endsWith('.')
+  ) {
+    throw invalid(`${field} is not a valid ref name or commit id`, { field })
   }
-  return r;
+  return r
 }
 
 export function checkBranch(r: unknown, field = 'target'): string {
-  const b = checkRef(r, field);
-  if (b.startsWith('refs/') || b === 'HEAD' || /^[0-9a-f]{40}$/.test(b)) throw invalid(`${field} must be a branch name`, { field });
-  return b;
+  const b = checkRef(r, field)
+  if (b.startsWith('refs/') || b === 'HEAD' || /^[0-9a-f]{40}$/.test(b))
+    throw invalid(`${field} must be a branch name`, { field })
+  return b
 }
 
-const REPO_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const REPO_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/
 export function checkRepoName(n: unknown): string {
-  if (typeof n !== 'string' || !REPO_RE.test(n) || n.endsWith('.git') || n.includes('..')) throw invalid('invalid repository name', { field: 'repo' });
-  return n;
+  if (typeof n !== 'string' || !REPO_RE.test(n) || n.endsWith('.git') || n.includes('..'))
+    throw invalid('invalid repository name', { field: 'repo' })
+  return n
 }
 
 /** Every directory prefix of a path: a/b/c -> [a, a/b]. */
 export function ancestors(p: string): string[] {
-  const segs = p.split('/');
-  const out: string[] = [];
-  for (let i = 1; i < segs.length; i++) out.push(segs.slice(0, i).join('/'));
-  return out;
+  const segs = p.split('/')
+  const out: string[] = []
+  for (let i = 1; i < segs.length; i++) out.push(segs.slice(0, i).join('/'))
+  return out
 }

@@ -1,69 +1,95 @@
-import { minimatch } from 'minimatch';
-import type { Ctx } from './context.ts';
-import { authorize, inScope, policyOf, roleAtLeast, roleOf, type Caller } from './auth.ts';
-import { conflict, forbidden, invalid } from './errors.ts';
-import { git } from './git.ts';
-import { casWithIntent } from './intents.ts';
-import { formatCommit, type RawObject } from './objects.ts';
-import type { Op } from './store.ts';
-import { diff, mergeability, mergeTree } from './gitread.ts';
-import { checkBranch } from './paths.ts';
-import type { Repo } from './repos.ts';
-import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts';
-import { nowIso } from './util.ts';
-import { buildTree, getWorkspace } from './workspaces.ts';
+import { minimatch } from 'minimatch'
+import type { Ctx } from './context.ts'
+import { authorize, inScope, policyOf, roleAtLeast, roleOf, type Caller } from './auth.ts'
+import { conflict, forbidden, invalid } from './errors.ts'
+import { git } from './git.ts'
+import { casWithIntent } from './intents.ts'
+import { formatCommit, type RawObject } from './objects.ts'
+import type { Op } from './store.ts'
+import { diff, mergeability, mergeTree } from './gitread.ts'
+import { checkBranch } from './paths.ts'
+import type { Repo } from './repos.ts'
+import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts'
+import { nowIso } from './util.ts'
+import { buildTree, getWorkspace } from './workspaces.ts'
 
 // Proposals are real commits on refs/proposals/<id> whose parent is the workspace base.
 // Metadata (reviews, provenance, state) lives in the store; the ref is the truth for head.
 
-const refOf = (id: string): string => `refs/proposals/${id}`;
+const refOf = (id: string): string => `refs/proposals/${id}`
 
 function emailOf(principal: string): string {
-  const [kind, name] = principal.split(':');
-  return `${name ?? 'unknown'}@${kind ?? 'unknown'}.agwp.invalid`;
+  const [kind, name] = principal.split(':')
+  return `${name ?? 'unknown'}@${kind ?? 'unknown'}.agwp.invalid`
 }
 
-async function commitWorkspace(ctx: Ctx, repo: Repo, ws: WorkspaceRec, actor: string, principal: string, message: string): Promise<string> {
+async function commitWorkspace(
+  ctx: Ctx,
+  repo: Repo,
+  ws: WorkspaceRec,
+  actor: string,
+  principal: string,
+  message: string,
+): Promise<string> {
   // The commit object is written in-process (objects.ts) in the same batch as the trees:
   // author and committer come from the principal, never from a git configuration.
-  const who = { name: actor, email: emailOf(principal) };
-  const commit = (tree: string): RawObject => ({ type: 'commit', body: formatCommit({ tree, parents: ws.base ? [ws.base] : [], author: who, committer: who, message }) });
-  return (await buildTree(ctx, repo, ws, commit)).extra as string;
+  const who = { name: actor, email: emailOf(principal) }
+  const commit = (tree: string): RawObject => ({
+    type: 'commit',
+    body: formatCommit({ tree, parents: ws.base ? [ws.base] : [], author: who, committer: who, message }),
+  })
+  return (await buildTree(ctx, repo, ws, commit)).extra as string
 }
 
-function messageFor(p: { id: string; title: string; description: string; task?: string | undefined }, caller: Caller): string {
-  const trailers = [`AGWP-Proposal: ${p.id}`];
-  if (p.task) trailers.push(`AGWP-Task: ${p.task}`);
-  if (caller.run) trailers.push(`AGWP-Run: ${caller.run.run_id}`);
-  return `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}${trailers.join('\n')}\n`;
+function messageFor(
+  p: { id: string; title: string; description: string; task?: string | undefined },
+  caller: Caller,
+): string {
+  const trailers = [`AGWP-Proposal: ${p.id}`]
+  if (p.task) trailers.push(`AGWP-Task: ${p.task}`)
+  if (caller.run) trailers.push(`AGWP-Run: ${caller.run.run_id}`)
+  return `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}${trailers.join('\n')}\n`
 }
 
 export function getProposal(ctx: Ctx, caller: Caller, id: string): ProposalRec {
-  const p = inScope(caller, ctx.store.get('proposals', id), 'proposal', id);
-  authorize(ctx.store, caller, 'read', p.repo, 'reader');
-  return p;
+  const p = inScope(caller, ctx.store.get('proposals', id), 'proposal', id)
+  authorize(ctx.store, caller, 'read', p.repo, 'reader')
+  return p
 }
 
-export async function createProposal(ctx: Ctx, caller: Caller, wsId: string, body: { title: string; description?: string; task?: string; reasoning?: string; target?: string }): Promise<ProposalRec> {
-  const ws0 = getWorkspace(ctx, caller, wsId, false);
-  authorize(ctx.store, caller, 'propose', ws0.repo, 'contributor');
-  if (ws0.state !== 'open') throw conflict('workspace is discarded', { workspace: wsId });
+export async function createProposal(
+  ctx: Ctx,
+  caller: Caller,
+  wsId: string,
+  body: { title: string; description?: string; task?: string; reasoning?: string; target?: string },
+): Promise<ProposalRec> {
+  const ws0 = getWorkspace(ctx, caller, wsId, false)
+  authorize(ctx.store, caller, 'propose', ws0.repo, 'contributor')
+  if (ws0.state !== 'open') throw conflict('workspace is discarded', { workspace: wsId })
   if (body.task !== undefined) {
-    const t = ctx.store.get('tasks', body.task);
-    if (!t || t.repo !== ws0.repo) throw invalid(`task '${body.task.slice(0, 64)}' not found in this repository`, { field: 'task' });
+    const t = ctx.store.get('tasks', body.task)
+    if (!t || t.repo !== ws0.repo)
+      throw invalid(`task '${body.task.slice(0, 64)}' not found in this repository`, { field: 'task' })
   }
-  const repo = ctx.repos.get(ws0.repo);
-  const target = checkBranch(body.target ?? (await defaultTarget(repo, ws0)), 'target');
+  const repo = ctx.repos.get(ws0.repo)
+  const target = checkBranch(body.target ?? (await defaultTarget(repo, ws0)), 'target')
   // No repository lock: the id is reserved up front (a failed attempt burns it), so the
   // new ref cannot collide and commit building runs in parallel with other proposals.
   {
-    const ws = ws0;
-    if (Object.keys(ws.changes).length === 0) throw invalid('workspace has no changes to propose', { workspace: wsId });
-    const { id, op } = ctx.store.nextId('proposal', 'pr-');
-    ctx.store.commit([op]);
-    const description = body.description ?? '';
-    const head = await commitWorkspace(ctx, repo, ws, caller.actor, caller.principal, messageFor({ id, title: body.title, description, task: body.task }, caller));
-    const now = nowIso();
+    const ws = ws0
+    if (Object.keys(ws.changes).length === 0) throw invalid('workspace has no changes to propose', { workspace: wsId })
+    const { id, op } = ctx.store.nextId('proposal', 'pr-')
+    ctx.store.commit([op])
+    const description = body.description ?? ''
+    const head = await commitWorkspace(
+      ctx,
+      repo,
+      ws,
+      caller.actor,
+      caller.principal,
+      messageFor({ id, title: body.title, description, task: body.task }, caller),
+    )
+    const now = nowIso()
     const p: ProposalRec = {
       id,
       repo: ws.repo,
@@ -80,121 +106,211 @@ export async function createProposal(ctx: Ctx, caller: Caller, wsId: string, bod
       revisions: [{ number: 1, head, base: ws.base, workspace: ws.id, by: caller.actor, created_at: now }],
       created_at: now,
       updated_at: now,
-    };
-    if (body.task !== undefined) p.task = body.task;
+    }
+    if (body.task !== undefined) p.task = body.task
     const record = (): Op[] => {
       // Re-read the workspace: writes may have landed while the commit was built.
-      const wsNow = ctx.store.get('workspaces', ws.id) ?? ws;
-      return [{ c: 'proposals', k: id, v: p }, { c: 'workspaces', k: ws.id, at: ['proposals'], v: wsNow.proposals.includes(id) ? wsNow.proposals : [...wsNow.proposals, id] }];
-    };
-    if (!(await casWithIntent(ctx, repo, refOf(id), head, null, 'exact', record))) throw conflict('proposal ref already exists', { ref: refOf(id) });
-    return p;
+      const wsNow = ctx.store.get('workspaces', ws.id) ?? ws
+      return [
+        { c: 'proposals', k: id, v: p },
+        {
+          c: 'workspaces',
+          k: ws.id,
+          at: ['proposals'],
+          v: wsNow.proposals.includes(id) ? wsNow.proposals : [...wsNow.proposals, id],
+        },
+      ]
+    }
+    if (!(await casWithIntent(ctx, repo, refOf(id), head, null, 'exact', record)))
+      throw conflict('proposal ref already exists', { ref: refOf(id) })
+    return p
   }
 }
 
 async function defaultTarget(repo: Repo, ws: WorkspaceRec): Promise<string> {
-  if (ws.base === null) return repo.defaultBranch();
-  const head = await repo.branchHead(ws.base_ref).catch(() => null);
-  return head !== null && !/^[0-9a-f]{40}$/.test(ws.base_ref) ? ws.base_ref : repo.defaultBranch();
+  if (ws.base === null) return repo.defaultBranch()
+  const head = await repo.branchHead(ws.base_ref).catch(() => null)
+  return head !== null && !/^[0-9a-f]{40}$/.test(ws.base_ref) ? ws.base_ref : repo.defaultBranch()
 }
 
-export async function reviseProposal(ctx: Ctx, caller: Caller, id: string, body: { workspace: string; note?: string }): Promise<ProposalRec> {
-  const p0 = getProposal(ctx, caller, id);
-  authorize(ctx.store, caller, 'propose', p0.repo, 'contributor');
-  if (p0.author_principal !== caller.principal) throw forbidden('only the author can revise a proposal', { author: p0.author_principal });
-  const ws = getWorkspace(ctx, caller, body.workspace, false);
-  if (ws.repo !== p0.repo) throw invalid('workspace belongs to another repository', { field: 'workspace' });
-  const repo = ctx.repos.get(p0.repo);
+export async function reviseProposal(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  body: { workspace: string; note?: string },
+): Promise<ProposalRec> {
+  const p0 = getProposal(ctx, caller, id)
+  authorize(ctx.store, caller, 'propose', p0.repo, 'contributor')
+  if (p0.author_principal !== caller.principal)
+    throw forbidden('only the author can revise a proposal', { author: p0.author_principal })
+  const ws = getWorkspace(ctx, caller, body.workspace, false)
+  if (ws.repo !== p0.repo) throw invalid('workspace belongs to another repository', { field: 'workspace' })
+  const repo = ctx.repos.get(p0.repo)
   return ctx.mutex.run(`repo:${p0.repo}`, async () => {
-    const p = ctx.store.get('proposals', id) as ProposalRec;
-    if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state });
-    const head = await commitWorkspace(ctx, repo, ws, caller.actor, caller.principal, messageFor({ id, title: p.title, description: p.description, task: p.task }, caller));
-    const now = nowIso();
-    const rev = { number: p.revisions.length + 1, head, base: ws.base, workspace: ws.id, by: caller.actor, created_at: now, ...(body.note !== undefined ? { note: body.note } : {}) };
-    const next: ProposalRec = { ...p, head, base: ws.base, workspace: ws.id, revisions: [...p.revisions, rev], updated_at: now };
+    const p = ctx.store.get('proposals', id) as ProposalRec
+    if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
+    const head = await commitWorkspace(
+      ctx,
+      repo,
+      ws,
+      caller.actor,
+      caller.principal,
+      messageFor({ id, title: p.title, description: p.description, task: p.task }, caller),
+    )
+    const now = nowIso()
+    const rev = {
+      number: p.revisions.length + 1,
+      head,
+      base: ws.base,
+      workspace: ws.id,
+      by: caller.actor,
+      created_at: now,
+      ...(body.note !== undefined ? { note: body.note } : {}),
+    }
+    const next: ProposalRec = {
+      ...p,
+      head,
+      base: ws.base,
+      workspace: ws.id,
+      revisions: [...p.revisions, rev],
+      updated_at: now,
+    }
     const record = (): Op[] => {
-      const at = (field: keyof ProposalRec, v: unknown): Op => ({ c: 'proposals', k: id, at: [field], v });
-      const wsNow = ctx.store.get('workspaces', ws.id) ?? ws;
-      return [at('head', head), at('base', ws.base), at('workspace', ws.id), at('revisions', next.revisions), at('updated_at', now), { c: 'workspaces', k: ws.id, at: ['proposals'], v: wsNow.proposals.includes(id) ? wsNow.proposals : [...wsNow.proposals, id] }];
-    };
-    if (!(await casWithIntent(ctx, repo, refOf(id), head, p.head, 'exact', record))) throw conflict('proposal head moved', { ref: refOf(id) });
-    return ctx.store.get('proposals', id) ?? next;
-  });
+      const at = (field: keyof ProposalRec, v: unknown): Op => ({ c: 'proposals', k: id, at: [field], v })
+      const wsNow = ctx.store.get('workspaces', ws.id) ?? ws
+      return [
+        at('head', head),
+        at('base', ws.base),
+        at('workspace', ws.id),
+        at('revisions', next.revisions),
+        at('updated_at', now),
+        {
+          c: 'workspaces',
+          k: ws.id,
+          at: ['proposals'],
+          v: wsNow.proposals.includes(id) ? wsNow.proposals : [...wsNow.proposals, id],
+        },
+      ]
+    }
+    if (!(await casWithIntent(ctx, repo, refOf(id), head, p.head, 'exact', record)))
+      throw conflict('proposal head moved', { ref: refOf(id) })
+    return ctx.store.get('proposals', id) ?? next
+  })
 }
 
 export function withdrawProposal(ctx: Ctx, caller: Caller, id: string, reason: string | undefined): ProposalRec {
-  const p = getProposal(ctx, caller, id);
-  authorize(ctx.store, caller, 'propose', p.repo, 'contributor');
-  if (p.author_principal !== caller.principal && !roleAtLeast(roleOf(ctx.store, p.repo, caller.principal), 'maintainer')) throw forbidden('only the author or a maintainer can withdraw', {});
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state });
-  const next: ProposalRec = { ...p, state: 'withdrawn', updated_at: nowIso(), ...(reason !== undefined ? { withdrawn_reason: reason } : {}) };
-  ctx.store.commit([{ c: 'proposals', k: id, v: next }]);
-  return next;
+  const p = getProposal(ctx, caller, id)
+  authorize(ctx.store, caller, 'propose', p.repo, 'contributor')
+  if (
+    p.author_principal !== caller.principal &&
+    !roleAtLeast(roleOf(ctx.store, p.repo, caller.principal), 'maintainer')
+  )
+    throw forbidden('only the author or a maintainer can withdraw', {})
+  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
+  const next: ProposalRec = {
+    ...p,
+    state: 'withdrawn',
+    updated_at: nowIso(),
+    ...(reason !== undefined ? { withdrawn_reason: reason } : {}),
+  }
+  ctx.store.commit([{ c: 'proposals', k: id, v: next }])
+  return next
 }
 
 export function listProposals(ctx: Ctx, caller: Caller, repo: string, state: string | undefined): ProposalRec[] {
-  authorize(ctx.store, caller, 'read', repo, 'reader');
-  ctx.repos.get(repo);
-  if (state !== undefined && !['open', 'integrated', 'withdrawn'].includes(state)) throw invalid('state must be open, integrated or withdrawn', { field: 'state' });
+  authorize(ctx.store, caller, 'read', repo, 'reader')
+  ctx.repos.get(repo)
+  if (state !== undefined && !['open', 'integrated', 'withdrawn'].includes(state))
+    throw invalid('state must be open, integrated or withdrawn', { field: 'state' })
   return ctx.store
     .all('proposals')
     .filter((p) => p.repo === repo && (state === undefined || p.state === state))
-    .sort((a, b) => Number(a.id.slice(3)) - Number(b.id.slice(3)));
+    .sort((a, b) => Number(a.id.slice(3)) - Number(b.id.slice(3)))
 }
 
 export function summary(p: ProposalRec): Record<string, unknown> {
-  const s: Record<string, unknown> = { id: p.id, repo: p.repo, title: p.title, state: p.state, author: p.author, target: p.target, base: p.base, head: p.head, created_at: p.created_at, updated_at: p.updated_at };
-  if (p.task !== undefined) s['task'] = p.task;
-  return s;
+  const s: Record<string, unknown> = {
+    id: p.id,
+    repo: p.repo,
+    title: p.title,
+    state: p.state,
+    author: p.author,
+    target: p.target,
+    base: p.base,
+    head: p.head,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+  }
+  if (p.task !== undefined) s['task'] = p.task
+  return s
 }
 
 function reviewsOf(ctx: Ctx, id: string): ReviewRec[] {
   return ctx.store
     .all('reviews')
     .filter((r) => r.proposal === id)
-    .sort((a, b) => Number(a.id.slice(7)) - Number(b.id.slice(7)));
+    .sort((a, b) => Number(a.id.slice(7)) - Number(b.id.slice(7)))
 }
 
 /** Policy evaluation independent of the caller: approvals, provenance, mergeability. */
 export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string, unknown>> {
-  const repo = ctx.repos.get(p.repo);
-  const policy = policyOf(ctx.store, p.repo);
-  const reviews = reviewsOf(ctx, p.id);
-  const current = reviews.filter((r) => r.head === p.head && r.reviewer_principal !== p.author_principal);
+  const repo = ctx.repos.get(p.repo)
+  const policy = policyOf(ctx.store, p.repo)
+  const reviews = reviewsOf(ctx, p.id)
+  const current = reviews.filter((r) => r.head === p.head && r.reviewer_principal !== p.author_principal)
   // A reviewer's latest verdict on the current head is the one that counts.
-  const latest = new Map<string, ReviewRec>();
-  for (const r of current) if (r.verdict !== 'comment') latest.set(r.reviewer_principal, r);
-  const approvals = [...latest.values()].filter((r) => r.verdict === 'approve').map((r) => r.reviewer_principal);
-  const changesRequested = [...latest.values()].filter((r) => r.verdict === 'request_changes').map((r) => r.reviewer_principal);
+  const latest = new Map<string, ReviewRec>()
+  for (const r of current) if (r.verdict !== 'comment') latest.set(r.reviewer_principal, r)
+  const approvals = [...latest.values()].filter((r) => r.verdict === 'approve').map((r) => r.reviewer_principal)
+  const changesRequested = [...latest.values()]
+    .filter((r) => r.verdict === 'request_changes')
+    .map((r) => r.reviewer_principal)
 
-  const provRequired = policy.require_provenance_for_agents && p.author_principal.startsWith('agent:');
-  const provenance: Record<string, unknown> = { required: provRequired, status: 'not_required' };
+  const provRequired = policy.require_provenance_for_agents && p.author_principal.startsWith('agent:')
+  const provenance: Record<string, unknown> = { required: provRequired, status: 'not_required' }
   if (p.provenance) {
-    Object.assign(provenance, { key_id: p.provenance.key_id, head: p.provenance.head, attached_by: p.provenance.attached_by, attached_at: p.provenance.attached_at });
-    provenance['status'] = p.provenance.head === p.head ? 'attached' : 'stale';
-  } else if (provRequired) provenance['status'] = 'missing';
+    Object.assign(provenance, {
+      key_id: p.provenance.key_id,
+      head: p.provenance.head,
+      attached_by: p.provenance.attached_by,
+      attached_at: p.provenance.attached_at,
+    })
+    provenance['status'] = p.provenance.head === p.head ? 'attached' : 'stale'
+  } else if (provRequired) provenance['status'] = 'missing'
 
-  const targetHead = await repo.branchHead(p.target);
-  let merge: { mergeability: string; conflicts: string[] };
-  if (p.state !== 'open') merge = { mergeability: 'not_open', conflicts: [] };
-  else if (targetHead === null) merge = { mergeability: p.base === null ? 'fast_forward' : 'target_missing', conflicts: [] };
+  const targetHead = await repo.branchHead(p.target)
+  let merge: { mergeability: string; conflicts: string[] }
+  if (p.state !== 'open') merge = { mergeability: 'not_open', conflicts: [] }
+  else if (targetHead === null)
+    merge = { mergeability: p.base === null ? 'fast_forward' : 'target_missing', conflicts: [] }
   else {
-    const key = `${targetHead}:${p.head}`;
+    const key = `${targetHead}:${p.head}`
     // A proposal head is a commit whose only parent is p.base: on an unmoved target it
     // fast-forwards, no git call needed.
-    if (targetHead === p.head) merge = { mergeability: 'up_to_date', conflicts: [] };
-    else if (targetHead === p.base) merge = { mergeability: 'fast_forward', conflicts: [] };
-    else merge = repo.cachedMerge(key) ?? (await mergeability(repo, targetHead, p.head));
-    repo.rememberMerge(key, { mergeability: merge.mergeability as 'clean', conflicts: merge.conflicts });
+    if (targetHead === p.head) merge = { mergeability: 'up_to_date', conflicts: [] }
+    else if (targetHead === p.base) merge = { mergeability: 'fast_forward', conflicts: [] }
+    else merge = repo.cachedMerge(key) ?? (await mergeability(repo, targetHead, p.head))
+    repo.rememberMerge(key, { mergeability: merge.mergeability as 'clean', conflicts: merge.conflicts })
   }
 
-  const blockers: { code: string; message: string }[] = [];
-  if (p.state !== 'open') blockers.push({ code: 'not_open', message: `proposal is ${p.state}` });
-  if (merge.mergeability === 'conflicts') blockers.push({ code: 'conflicts', message: `merge conflicts in ${merge.conflicts.length} path(s)` });
-  if (merge.mergeability === 'target_missing') blockers.push({ code: 'target_missing', message: `target branch '${p.target}' does not exist` });
-  if (approvals.length < policy.required_approvals) blockers.push({ code: 'approvals_missing', message: `${approvals.length} of ${policy.required_approvals} required approval(s) from someone other than the author` });
-  if (changesRequested.length) blockers.push({ code: 'changes_requested', message: `changes requested by ${changesRequested.join(', ')}` });
-  if (provRequired && provenance['status'] !== 'attached') blockers.push({ code: 'provenance_missing', message: 'policy requires a provenance record for the current head of an agent proposal' });
+  const blockers: { code: string; message: string }[] = []
+  if (p.state !== 'open') blockers.push({ code: 'not_open', message: `proposal is ${p.state}` })
+  if (merge.mergeability === 'conflicts')
+    blockers.push({ code: 'conflicts', message: `merge conflicts in ${merge.conflicts.length} path(s)` })
+  if (merge.mergeability === 'target_missing')
+    blockers.push({ code: 'target_missing', message: `target branch '${p.target}' does not exist` })
+  if (approvals.length < policy.required_approvals)
+    blockers.push({
+      code: 'approvals_missing',
+      message: `${approvals.length} of ${policy.required_approvals} required approval(s) from someone other than the author`,
+    })
+  if (changesRequested.length)
+    blockers.push({ code: 'changes_requested', message: `changes requested by ${changesRequested.join(', ')}` })
+  if (provRequired && provenance['status'] !== 'attached')
+    blockers.push({
+      code: 'provenance_missing',
+      message: 'policy requires a provenance record for the current head of an agent proposal',
+    })
 
   const out: Record<string, unknown> = {
     id: p.id,
@@ -222,93 +338,159 @@ export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string,
     integration_blockers: blockers,
     created_at: p.created_at,
     updated_at: p.updated_at,
-  };
-  if (p.task !== undefined) out['task'] = p.task;
-  if (p.withdrawn_reason !== undefined) out['withdrawn_reason'] = p.withdrawn_reason;
-  if (p.integrated) out['integrated'] = p.integrated;
-  return out;
+  }
+  if (p.task !== undefined) out['task'] = p.task
+  if (p.withdrawn_reason !== undefined) out['withdrawn_reason'] = p.withdrawn_reason
+  if (p.integrated) out['integrated'] = p.integrated
+  return out
 }
 
 export function viewReview(r: ReviewRec): Record<string, unknown> {
-  const { reviewer_principal: _rp, ...rest } = r;
-  return rest;
+  const { reviewer_principal: _rp, ...rest } = r
+  return rest
 }
 
 export async function proposalDiff(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
-  const p = getProposal(ctx, caller, id);
-  const repo = ctx.repos.get(p.repo);
-  return { base: p.base, head: p.head, ...(await diff(repo, p.base, p.head, [], ctx.limits.maxPatchBytes)) };
+  const p = getProposal(ctx, caller, id)
+  const repo = ctx.repos.get(p.repo)
+  return { base: p.base, head: p.head, ...(await diff(repo, p.base, p.head, [], ctx.limits.maxPatchBytes)) }
 }
 
-export function createReview(ctx: Ctx, caller: Caller, id: string, body: { verdict: ReviewRec['verdict']; body?: string; comments?: ReviewRec['comments'] }): ReviewRec {
-  const p = getProposal(ctx, caller, id);
-  authorize(ctx.store, caller, 'review', p.repo, 'reviewer');
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state });
-  if (body.verdict !== 'comment' && p.author_principal === caller.principal) throw forbidden('the author of a proposal cannot approve or reject it', { author: p.author_principal });
-  const { id: rid, op } = ctx.store.nextId('review', 'review-');
-  const r: ReviewRec = { id: rid, proposal: id, reviewer: caller.actor, reviewer_principal: caller.principal, verdict: body.verdict, body: body.body ?? '', comments: body.comments ?? [], head: p.head, created_at: nowIso() };
-  ctx.store.commit([op, { c: 'reviews', k: rid, v: r }]);
-  return r;
-}
-
-export function attachProvenance(ctx: Ctx, caller: Caller, id: string, body: { key_id: string; signature: string; statement: string; head?: string }): ProposalRec {
-  const p = getProposal(ctx, caller, id);
-  // Only the operator's credential (admin scope) reaches this; ag-mcp has no admin group.
-  authorize(ctx.store, caller, 'admin', p.repo, null);
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state });
-  if (body.head !== undefined && body.head !== p.head) throw conflict('head is not the current proposal head', { head: p.head });
-  const next: ProposalRec = { ...p, provenance: { key_id: body.key_id, signature: body.signature, statement: body.statement, head: p.head, attached_by: caller.principal, attached_at: nowIso() }, updated_at: nowIso() };
-  ctx.store.commit([{ c: 'proposals', k: id, v: next }]);
-  return next;
-}
-
-export async function integrate(ctx: Ctx, caller: Caller, id: string, body: { strategy?: 'merge' | 'fast_forward' | 'squash'; expected_target_head?: string }): Promise<Record<string, unknown>> {
-  const p0 = getProposal(ctx, caller, id);
-  authorize(ctx.store, caller, 'integrate', p0.repo, 'maintainer');
-  if (caller.kind === 'agent' && p0.author_principal === caller.principal) throw forbidden('an agent can never integrate its own proposal', { author: p0.author_principal });
-  const policy = policyOf(ctx.store, p0.repo);
-  if (policy.protected_branches.some((g) => minimatch(p0.target, g)) && caller.kind !== 'human') {
-    throw forbidden(`'${p0.target}' is protected: only a human maintainer can integrate into it`, { target: p0.target });
+export function createReview(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  body: { verdict: ReviewRec['verdict']; body?: string; comments?: ReviewRec['comments'] },
+): ReviewRec {
+  const p = getProposal(ctx, caller, id)
+  authorize(ctx.store, caller, 'review', p.repo, 'reviewer')
+  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
+  if (body.verdict !== 'comment' && p.author_principal === caller.principal)
+    throw forbidden('the author of a proposal cannot approve or reject it', { author: p.author_principal })
+  const { id: rid, op } = ctx.store.nextId('review', 'review-')
+  const r: ReviewRec = {
+    id: rid,
+    proposal: id,
+    reviewer: caller.actor,
+    reviewer_principal: caller.principal,
+    verdict: body.verdict,
+    body: body.body ?? '',
+    comments: body.comments ?? [],
+    head: p.head,
+    created_at: nowIso(),
   }
-  const repo = ctx.repos.get(p0.repo);
-  const strategy = body.strategy ?? 'merge';
+  ctx.store.commit([op, { c: 'reviews', k: rid, v: r }])
+  return r
+}
+
+export function attachProvenance(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  body: { key_id: string; signature: string; statement: string; head?: string },
+): ProposalRec {
+  const p = getProposal(ctx, caller, id)
+  // Only the operator's credential (admin scope) reaches this; ag-mcp has no admin group.
+  authorize(ctx.store, caller, 'admin', p.repo, null)
+  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
+  if (body.head !== undefined && body.head !== p.head)
+    throw conflict('head is not the current proposal head', { head: p.head })
+  const next: ProposalRec = {
+    ...p,
+    provenance: {
+      key_id: body.key_id,
+      signature: body.signature,
+      statement: body.statement,
+      head: p.head,
+      attached_by: caller.principal,
+      attached_at: nowIso(),
+    },
+    updated_at: nowIso(),
+  }
+  ctx.store.commit([{ c: 'proposals', k: id, v: next }])
+  return next
+}
+
+export async function integrate(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  body: { strategy?: 'merge' | 'fast_forward' | 'squash'; expected_target_head?: string },
+): Promise<Record<string, unknown>> {
+  const p0 = getProposal(ctx, caller, id)
+  authorize(ctx.store, caller, 'integrate', p0.repo, 'maintainer')
+  if (caller.kind === 'agent' && p0.author_principal === caller.principal)
+    throw forbidden('an agent can never integrate its own proposal', { author: p0.author_principal })
+  const policy = policyOf(ctx.store, p0.repo)
+  if (policy.protected_branches.some((g) => minimatch(p0.target, g)) && caller.kind !== 'human') {
+    throw forbidden(`'${p0.target}' is protected: only a human maintainer can integrate into it`, { target: p0.target })
+  }
+  const repo = ctx.repos.get(p0.repo)
+  const strategy = body.strategy ?? 'merge'
   return ctx.mutex.run(`repo:${p0.repo}`, async () => {
-    const p = ctx.store.get('proposals', id) as ProposalRec;
-    const ev = await evaluate(ctx, p);
-    const blockers = ev['integration_blockers'] as { code: string; message: string }[];
-    const T = ev['target_head'] as string | null;
-    if (blockers.some((b) => b.code === 'not_open')) throw conflict(`proposal is ${p.state}`, { state: p.state });
-    if (body.expected_target_head !== undefined && body.expected_target_head !== T) throw conflict('target branch moved past expected_target_head', { target: p.target, target_head: T, expected_target_head: body.expected_target_head });
-    if (blockers.some((b) => b.code === 'conflicts')) throw conflict('proposal does not merge cleanly into its target', { conflicts: ev['conflicts'] });
-    if (blockers.length) throw forbidden(`integration refused by policy: ${blockers.map((b) => b.message).join('; ')}`, { integration_blockers: blockers });
-    const committer = { GIT_COMMITTER_NAME: caller.actor, GIT_COMMITTER_EMAIL: emailOf(caller.principal) };
-    let next: string;
-    if (T === null || ev['mergeability'] === 'fast_forward' && strategy === 'fast_forward') next = p.head;
-    else if (strategy === 'fast_forward') throw conflict('not a fast-forward: the target has commits the proposal lacks', { target_head: T });
-    else if (ev['mergeability'] === 'up_to_date') throw conflict('target already contains the proposal', { target_head: T });
+    const p = ctx.store.get('proposals', id) as ProposalRec
+    const ev = await evaluate(ctx, p)
+    const blockers = ev['integration_blockers'] as { code: string; message: string }[]
+    const T = ev['target_head'] as string | null
+    if (blockers.some((b) => b.code === 'not_open')) throw conflict(`proposal is ${p.state}`, { state: p.state })
+    if (body.expected_target_head !== undefined && body.expected_target_head !== T)
+      throw conflict('target branch moved past expected_target_head', {
+        target: p.target,
+        target_head: T,
+        expected_target_head: body.expected_target_head,
+      })
+    if (blockers.some((b) => b.code === 'conflicts'))
+      throw conflict('proposal does not merge cleanly into its target', { conflicts: ev['conflicts'] })
+    if (blockers.length)
+      throw forbidden(`integration refused by policy: ${blockers.map((b) => b.message).join('; ')}`, {
+        integration_blockers: blockers,
+      })
+    const committer = { GIT_COMMITTER_NAME: caller.actor, GIT_COMMITTER_EMAIL: emailOf(caller.principal) }
+    let next: string
+    if (T === null || (ev['mergeability'] === 'fast_forward' && strategy === 'fast_forward')) next = p.head
+    else if (strategy === 'fast_forward')
+      throw conflict('not a fast-forward: the target has commits the proposal lacks', { target_head: T })
+    else if (ev['mergeability'] === 'up_to_date')
+      throw conflict('target already contains the proposal', { target_head: T })
     else {
-      const m = await mergeTree(repo, T, p.head);
-      if (m.conflicts.length) throw conflict('proposal does not merge cleanly into its target', { conflicts: m.conflicts });
+      const m = await mergeTree(repo, T, p.head)
+      if (m.conflicts.length)
+        throw conflict('proposal does not merge cleanly into its target', { conflicts: m.conflicts })
       if (strategy === 'squash') {
-        const env = { ...committer, GIT_AUTHOR_NAME: p.author, GIT_AUTHOR_EMAIL: emailOf(p.author_principal) };
-        next = (await git(repo.gitDir, ['commit-tree', m.tree, '-p', T], { env, input: `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n` })).stdout.toString('utf8').trim();
+        const env = { ...committer, GIT_AUTHOR_NAME: p.author, GIT_AUTHOR_EMAIL: emailOf(p.author_principal) }
+        next = (
+          await git(repo.gitDir, ['commit-tree', m.tree, '-p', T], {
+            env,
+            input: `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`,
+          })
+        ).stdout
+          .toString('utf8')
+          .trim()
       } else {
-        const env = { ...committer, GIT_AUTHOR_NAME: caller.actor, GIT_AUTHOR_EMAIL: emailOf(caller.principal) };
-        next = (await git(repo.gitDir, ['commit-tree', m.tree, '-p', T, '-p', p.head], { env, input: `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n` })).stdout.toString('utf8').trim();
+        const env = { ...committer, GIT_AUTHOR_NAME: caller.actor, GIT_AUTHOR_EMAIL: emailOf(caller.principal) }
+        next = (
+          await git(repo.gitDir, ['commit-tree', m.tree, '-p', T, '-p', p.head], {
+            env,
+            input: `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,
+          })
+        ).stdout
+          .toString('utf8')
+          .trim()
       }
     }
-    const used = T === null || next === p.head ? 'fast_forward' : strategy;
-    const now = nowIso();
-    const integrated = { commit: next, strategy: used, by: caller.actor, at: now };
+    const used = T === null || next === p.head ? 'fast_forward' : strategy
+    const now = nowIso()
+    const integrated = { commit: next, strategy: used, by: caller.actor, at: now }
     const record = (): Op[] => [
       { c: 'proposals', k: id, at: ['state'], v: 'integrated' },
       { c: 'proposals', k: id, at: ['integrated'], v: integrated },
       { c: 'proposals', k: id, at: ['updated_at'], v: now },
-    ];
+    ]
     // Compare-and-swap under a journaled intent: if anything moved the branch since we
     // read T, nobody wins silently; if the server dies after the ref moved, start-up
     // completes the record (intents.ts).
-    if (!(await casWithIntent(ctx, repo, `refs/heads/${p.target}`, next, T, 'contains', record))) throw conflict('target branch moved during integration', { target: p.target });
-    return { proposal: id, target: p.target, commit: next, previous_target_head: T, strategy: used };
-  });
+    if (!(await casWithIntent(ctx, repo, `refs/heads/${p.target}`, next, T, 'contains', record)))
+      throw conflict('target branch moved during integration', { target: p.target })
+    return { proposal: id, target: p.target, commit: next, previous_target_head: T, strategy: used }
+  })
 }

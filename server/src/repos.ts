@@ -1,168 +1,168 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { CatFile, git, gitText } from './git.ts';
-import { isTreeMode, parseTree, type TreeItem } from './objects.ts';
-import { notFound, invalid } from './errors.ts';
-import { checkRef } from './paths.ts';
+import fs from 'node:fs'
+import path from 'node:path'
+import { CatFile, git, gitText } from './git.ts'
+import { isTreeMode, parseTree, type TreeItem } from './objects.ts'
+import { notFound, invalid } from './errors.ts'
+import { checkRef } from './paths.ts'
 
 // Repositories are bare git repositories under <data>/repos/<name>.git. The directory is
 // the registry: `ag-server repo add` works whether or not a server is running.
 export class Repo {
-  readonly cat: CatFile;
-  private mergeCache = new Map<string, { mergeability: Mergeability; conflicts: string[] }>();
+  readonly cat: CatFile
+  private mergeCache = new Map<string, { mergeability: Mergeability; conflicts: string[] }>()
   // Parsed trees and commit -> root tree, by object id (immutable, so never stale).
-  private trees = new Map<string, Map<string, TreeItem>>();
-  private commitTrees = new Map<string, string>();
+  private trees = new Map<string, Map<string, TreeItem>>()
+  private commitTrees = new Map<string, string>()
   constructor(
     readonly name: string,
     readonly gitDir: string,
   ) {
-    this.cat = new CatFile(gitDir);
+    this.cat = new CatFile(gitDir)
   }
 
   async defaultBranch(): Promise<string> {
-    const head = fs.readFileSync(path.join(this.gitDir, 'HEAD'), 'utf8').trim();
-    const m = /^ref: refs\/heads\/(.+)$/.exec(head);
-    return m?.[1] ?? 'main';
+    const head = fs.readFileSync(path.join(this.gitDir, 'HEAD'), 'utf8').trim()
+    const m = /^ref: refs\/heads\/(.+)$/.exec(head)
+    return m?.[1] ?? 'main'
   }
 
   /** Resolve a client ref (branch, tag, full ref or commit id) to a commit id. */
   async resolve(ref: string, field = 'ref'): Promise<string> {
-    checkRef(ref, field);
-    const o = await this.cat.get(`${ref}^{commit}`);
-    if (!o) throw notFound(`${field} '${ref}' does not name a commit`, { field, ref });
-    return o.oid;
+    checkRef(ref, field)
+    const o = await this.cat.get(`${ref}^{commit}`)
+    if (!o) throw notFound(`${field} '${ref}' does not name a commit`, { field, ref })
+    return o.oid
   }
 
   async branchHead(branch: string): Promise<string | null> {
-    const o = await this.cat.get(`refs/heads/${branch}^{commit}`);
-    return o ? o.oid : null;
+    const o = await this.cat.get(`refs/heads/${branch}^{commit}`)
+    return o ? o.oid : null
   }
 
   async branches(): Promise<{ name: string; commit: string }[]> {
-    const out = await gitText(this.gitDir, ['for-each-ref', '--format=%(objectname) %(refname:strip=2)', 'refs/heads/']);
+    const out = await gitText(this.gitDir, ['for-each-ref', '--format=%(objectname) %(refname:strip=2)', 'refs/heads/'])
     return out
       .split('\n')
       .filter(Boolean)
-      .map((l) => ({ commit: l.slice(0, 40), name: l.slice(41) }));
+      .map((l) => ({ commit: l.slice(0, 40), name: l.slice(41) }))
   }
 
   /** Compare-and-swap a ref: fails (false) if it no longer has `expected` (null: must not exist). */
   async casRef(ref: string, next: string, expected: string | null, env: Record<string, string> = {}): Promise<boolean> {
-    const r = await git(this.gitDir, ['update-ref', ref, next, expected ?? '0'.repeat(40)], { okCodes: [1, 128], env });
-    return r.code === 0;
+    const r = await git(this.gitDir, ['update-ref', ref, next, expected ?? '0'.repeat(40)], { okCodes: [1, 128], env })
+    return r.code === 0
   }
 
   /** Current value of a full ref name, or null if it does not exist. */
   async refValue(ref: string): Promise<string | null> {
-    const r = await git(this.gitDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { okCodes: [1, 128] });
-    const v = r.stdout.toString('utf8').trim();
-    return r.code === 0 && /^[0-9a-f]{40}$/.test(v) ? v : null;
+    const r = await git(this.gitDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { okCodes: [1, 128] })
+    const v = r.stdout.toString('utf8').trim()
+    return r.code === 0 && /^[0-9a-f]{40}$/.test(v) ? v : null
   }
 
   /** Is `ancestor` reachable from `descendant` (or equal to it)? */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
-    const r = await git(this.gitDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1, 128] });
-    return r.code === 0;
+    const r = await git(this.gitDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1, 128] })
+    return r.code === 0
   }
 
   /** Root tree id of a commit. */
   async commitTree(commit: string): Promise<string> {
-    const hit = this.commitTrees.get(commit);
-    if (hit) return hit;
-    const o = await this.cat.get(commit);
-    if (!o || o.type !== 'commit') throw new Error(`not a commit: ${commit}`);
-    const m = /^tree ([0-9a-f]{40})\n/.exec(o.data.toString('latin1', 0, 46));
-    if (!m?.[1]) throw new Error(`malformed commit ${commit}`);
-    if (this.commitTrees.size > 10_000) this.commitTrees.clear();
-    this.commitTrees.set(commit, m[1]);
-    return m[1];
+    const hit = this.commitTrees.get(commit)
+    if (hit) return hit
+    const o = await this.cat.get(commit)
+    if (!o || o.type !== 'commit') throw new Error(`not a commit: ${commit}`)
+    const m = /^tree ([0-9a-f]{40})\n/.exec(o.data.toString('latin1', 0, 46))
+    if (!m?.[1]) throw new Error(`malformed commit ${commit}`)
+    if (this.commitTrees.size > 10_000) this.commitTrees.clear()
+    this.commitTrees.set(commit, m[1])
+    return m[1]
   }
 
   /** Entries of a tree object by name (parsed once, then cached). */
   async treeItems(oid: string): Promise<Map<string, TreeItem>> {
-    const hit = this.trees.get(oid);
+    const hit = this.trees.get(oid)
     if (hit) {
       // refresh its place: the map's insertion order is the eviction order
-      this.trees.delete(oid);
-      this.trees.set(oid, hit);
-      return hit;
+      this.trees.delete(oid)
+      this.trees.set(oid, hit)
+      return hit
     }
-    const o = await this.cat.get(oid);
-    if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`);
-    const items = new Map(parseTree(o.data).map((it) => [it.name, it]));
-    if (this.trees.size >= 4096) this.trees.delete(this.trees.keys().next().value as string);
-    this.trees.set(oid, items);
-    return items;
+    const o = await this.cat.get(oid)
+    if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`)
+    const items = new Map(parseTree(o.data).map((it) => [it.name, it]))
+    if (this.trees.size >= 4096) this.trees.delete(this.trees.keys().next().value as string)
+    this.trees.set(oid, items)
+    return items
   }
 
   /** The tree entry at a path of a commit ('' is not a path), or null. */
   async entryAt(commit: string, p: string): Promise<TreeItem | null> {
-    let tree = await this.commitTree(commit);
-    const segs = p.split('/');
+    let tree = await this.commitTree(commit)
+    const segs = p.split('/')
     for (let i = 0; i < segs.length; i++) {
-      const it = (await this.treeItems(tree)).get(segs[i] as string);
-      if (!it) return null;
-      if (i === segs.length - 1) return it;
-      if (!isTreeMode(it.mode)) return null;
-      tree = it.oid;
+      const it = (await this.treeItems(tree)).get(segs[i] as string)
+      if (!it) return null
+      if (i === segs.length - 1) return it
+      if (!isTreeMode(it.mode)) return null
+      tree = it.oid
     }
-    return null;
+    return null
   }
 
   cachedMerge(key: string): { mergeability: Mergeability; conflicts: string[] } | undefined {
-    return this.mergeCache.get(key);
+    return this.mergeCache.get(key)
   }
   rememberMerge(key: string, v: { mergeability: Mergeability; conflicts: string[] }): void {
-    if (this.mergeCache.size > 1000) this.mergeCache.clear();
-    this.mergeCache.set(key, v);
+    if (this.mergeCache.size > 1000) this.mergeCache.clear()
+    this.mergeCache.set(key, v)
   }
 
   close(): void {
-    this.cat.close();
+    this.cat.close()
   }
 }
 
-export type Mergeability = 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date' | 'target_missing' | 'not_open';
+export type Mergeability = 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date' | 'target_missing' | 'not_open'
 
 export class RepoRegistry {
-  private open = new Map<string, Repo>();
+  private open = new Map<string, Repo>()
   constructor(readonly reposDir: string) {}
 
   dirOf(name: string): string {
-    return path.join(this.reposDir, `${name}.git`);
+    return path.join(this.reposDir, `${name}.git`)
   }
 
   names(): string[] {
-    let entries: string[] = [];
+    let entries: string[] = []
     try {
-      entries = fs.readdirSync(this.reposDir);
+      entries = fs.readdirSync(this.reposDir)
     } catch {
-      return [];
+      return []
     }
     return entries
       .filter((e) => e.endsWith('.git'))
       .map((e) => e.slice(0, -4))
-      .sort();
+      .sort()
   }
 
   get(name: string): Repo {
-    const cached = this.open.get(name);
-    if (cached) return cached;
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) throw invalid('invalid repository name', { field: 'repo' });
-    const dir = this.dirOf(name);
-    if (!fs.existsSync(path.join(dir, 'HEAD'))) throw notFound(`repository '${name}' not found`, { repo: name });
-    const repo = new Repo(name, dir);
-    this.open.set(name, repo);
-    return repo;
+    const cached = this.open.get(name)
+    if (cached) return cached
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) throw invalid('invalid repository name', { field: 'repo' })
+    const dir = this.dirOf(name)
+    if (!fs.existsSync(path.join(dir, 'HEAD'))) throw notFound(`repository '${name}' not found`, { repo: name })
+    const repo = new Repo(name, dir)
+    this.open.set(name, repo)
+    return repo
   }
 
   exists(name: string): boolean {
-    return fs.existsSync(path.join(this.dirOf(name), 'HEAD'));
+    return fs.existsSync(path.join(this.dirOf(name), 'HEAD'))
   }
 
   closeAll(): void {
-    for (const r of this.open.values()) r.close();
-    this.open.clear();
+    for (const r of this.open.values()) r.close()
+    this.open.clear()
   }
 }

@@ -1,60 +1,60 @@
-import type { Caller } from './auth.ts';
-import type { Ctx } from './context.ts';
+import type { Caller } from './auth.ts'
+import type { Ctx } from './context.ts'
 
 export interface Req {
-  ctx: Ctx;
-  caller: Caller;
-  params: Record<string, string>;
-  query: URLSearchParams;
-  body: unknown;
+  ctx: Ctx
+  caller: Caller
+  params: Record<string, string>
+  query: URLSearchParams
+  body: unknown
 }
 export interface Res {
-  status?: number;
-  body: unknown;
+  status?: number
+  body: unknown
 }
-export type Handler = (r: Req) => Promise<Res> | Res;
+export type Handler = (r: Req) => Promise<Res> | Res
 
 interface Route {
-  method: string;
-  re: RegExp;
-  keys: string[];
-  handler: Handler;
+  method: string
+  re: RegExp
+  keys: string[]
+  handler: Handler
   /** contract definition the request body must match, if any */
-  bodyDef?: string;
+  bodyDef?: string
 }
 
 export class Router {
-  private routes: Route[] = [];
+  private routes: Route[] = []
 
   add(method: string, pattern: string, handler: Handler, bodyDef?: string): void {
-    const keys: string[] = [];
+    const keys: string[] = []
     const re = new RegExp(
       '^' +
         pattern.replace(/:([a-z_]+)/g, (_m, k: string) => {
-          keys.push(k);
-          return '([^/]+)';
+          keys.push(k)
+          return '([^/]+)'
         }) +
         '$',
-    );
-    const r: Route = { method, re, keys, handler };
-    if (bodyDef !== undefined) r.bodyDef = bodyDef;
-    this.routes.push(r);
+    )
+    const r: Route = { method, re, keys, handler }
+    if (bodyDef !== undefined) r.bodyDef = bodyDef
+    this.routes.push(r)
   }
 
   /** The matching route, or 'method' when only the method is wrong, or undefined. */
   match(method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
-    let methodMismatch = false;
+    let methodMismatch = false
     for (const r of this.routes) {
-      const m = r.re.exec(path);
-      if (!m) continue;
+      const m = r.re.exec(path)
+      if (!m) continue
       if (r.method !== method) {
-        methodMismatch = true;
-        continue;
+        methodMismatch = true
+        continue
       }
-      const params: Record<string, string> = {};
-      r.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1] ?? '')));
-      return { route: r, params };
+      const params: Record<string, string> = {}
+      r.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1] ?? '')))
+      return { route: r, params }
     }
-    return methodMismatch ? 'method' : undefined;
+    return methodMismatch ? 'method' : undefined
   }
 }

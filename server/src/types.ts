@@ -1,157 +1,161 @@
 // Records kept in the durable store (everything that is not in git).
-export type Scope = 'read' | 'workspace' | 'propose' | 'coordinate' | 'review' | 'integrate' | 'admin';
-export const SCOPES: readonly Scope[] = ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate', 'admin'];
-export type Role = 'reader' | 'contributor' | 'reviewer' | 'maintainer' | 'admin';
-export const ROLES: readonly Role[] = ['reader', 'contributor', 'reviewer', 'maintainer', 'admin'];
+export type Scope = 'read' | 'workspace' | 'propose' | 'coordinate' | 'review' | 'integrate' | 'admin'
+export const SCOPES: readonly Scope[] = ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate', 'admin']
+export type Role = 'reader' | 'contributor' | 'reviewer' | 'maintainer' | 'admin'
+export const ROLES: readonly Role[] = ['reader', 'contributor', 'reviewer', 'maintainer', 'admin']
 
 export interface Policy {
-  required_approvals: number;
-  require_provenance_for_agents: boolean;
-  protected_branches: string[];
+  required_approvals: number
+  require_provenance_for_agents: boolean
+  protected_branches: string[]
 }
-export const DEFAULT_POLICY: Policy = { required_approvals: 1, require_provenance_for_agents: false, protected_branches: [] };
+export const DEFAULT_POLICY: Policy = {
+  required_approvals: 1,
+  require_provenance_for_agents: false,
+  protected_branches: [],
+}
 
 export interface TokenRec {
-  id: string;
-  hash: string; // sha256 hex of the secret; the secret itself is never stored
-  principal: string;
-  scopes: Scope[];
-  repos: string[];
-  label?: string;
-  expires_at: string;
-  created_at: string;
-  revoked: boolean;
+  id: string
+  hash: string // sha256 hex of the secret; the secret itself is never stored
+  principal: string
+  scopes: Scope[]
+  repos: string[]
+  label?: string
+  expires_at: string
+  created_at: string
+  revoked: boolean
 }
 
 export interface RepoMeta {
-  policy: Policy;
-  roles: Record<string, Role>;
+  policy: Policy
+  roles: Record<string, Role>
 }
 
 export interface OverlayEntry {
-  blob: string;
-  mode: string;
-  size: number;
+  blob: string
+  mode: string
+  size: number
 }
 
 export interface WorkspaceRec {
-  id: string;
-  repo: string;
-  base: string | null;
-  base_ref: string;
-  owner: string;
-  run_id?: string;
-  state: 'open' | 'discarded';
+  id: string
+  repo: string
+  base: string | null
+  base_ref: string
+  owner: string
+  run_id?: string
+  state: 'open' | 'discarded'
   /** path -> new content, or null for a deletion of a base path */
-  changes: Record<string, OverlayEntry | null>;
-  proposals: string[];
-  created_at: string;
-  updated_at: string;
+  changes: Record<string, OverlayEntry | null>
+  proposals: string[]
+  created_at: string
+  updated_at: string
 }
 
 export interface RevisionRec {
-  number: number;
-  head: string;
-  base: string | null;
-  workspace: string;
-  by: string;
-  note?: string;
-  created_at: string;
+  number: number
+  head: string
+  base: string | null
+  workspace: string
+  by: string
+  note?: string
+  created_at: string
 }
 
 export interface ProvenanceRec {
-  key_id: string;
-  signature: string;
-  statement: string;
-  head: string;
-  attached_by: string;
-  attached_at: string;
+  key_id: string
+  signature: string
+  statement: string
+  head: string
+  attached_by: string
+  attached_at: string
 }
 
 export interface ProposalRec {
-  id: string;
-  repo: string;
-  title: string;
-  description: string;
-  reasoning: string;
-  task?: string;
-  state: 'open' | 'integrated' | 'withdrawn';
-  author: string; // actor (may carry #run-N)
-  author_principal: string;
-  target: string;
-  base: string | null;
-  head: string;
-  workspace: string;
-  revisions: RevisionRec[];
-  provenance?: ProvenanceRec;
-  withdrawn_reason?: string;
-  integrated?: { commit: string; strategy: 'merge' | 'fast_forward' | 'squash'; by: string; at: string };
-  created_at: string;
-  updated_at: string;
+  id: string
+  repo: string
+  title: string
+  description: string
+  reasoning: string
+  task?: string
+  state: 'open' | 'integrated' | 'withdrawn'
+  author: string // actor (may carry #run-N)
+  author_principal: string
+  target: string
+  base: string | null
+  head: string
+  workspace: string
+  revisions: RevisionRec[]
+  provenance?: ProvenanceRec
+  withdrawn_reason?: string
+  integrated?: { commit: string; strategy: 'merge' | 'fast_forward' | 'squash'; by: string; at: string }
+  created_at: string
+  updated_at: string
 }
 
 export interface ReviewCommentRec {
-  path: string;
-  line: number;
-  body: string;
+  path: string
+  line: number
+  body: string
 }
 
 export interface ReviewRec {
-  id: string;
-  proposal: string;
-  reviewer: string;
-  reviewer_principal: string;
-  verdict: 'approve' | 'request_changes' | 'comment';
-  body: string;
-  comments: ReviewCommentRec[];
-  head: string;
-  created_at: string;
+  id: string
+  proposal: string
+  reviewer: string
+  reviewer_principal: string
+  verdict: 'approve' | 'request_changes' | 'comment'
+  body: string
+  comments: ReviewCommentRec[]
+  head: string
+  created_at: string
 }
 
 export interface TaskRec {
-  id: string;
-  repo: string;
-  title: string;
-  body: string;
-  state: 'open' | 'claimed' | 'done' | 'blocked' | 'abandoned';
-  paths: string[];
-  run_id?: string;
-  created_by: string;
-  created_at: string;
-  updated_at: string;
+  id: string
+  repo: string
+  title: string
+  body: string
+  state: 'open' | 'claimed' | 'done' | 'blocked' | 'abandoned'
+  paths: string[]
+  run_id?: string
+  created_by: string
+  created_at: string
+  updated_at: string
 }
 
 export interface NoteRec {
-  id: string;
-  run_id: string;
-  author: string;
-  body: string;
-  created_at: string;
+  id: string
+  run_id: string
+  author: string
+  body: string
+  created_at: string
 }
 
 export interface RunRec {
-  run_id: string;
-  task: string;
-  repo: string;
-  principal: string;
-  state: 'active' | 'released' | 'expired';
-  lease_expires_at: string;
-  outcome?: 'done' | 'blocked' | 'abandoned';
-  notes: NoteRec[];
-  created_at: string;
-  updated_at: string;
+  run_id: string
+  task: string
+  repo: string
+  principal: string
+  state: 'active' | 'released' | 'expired'
+  lease_expires_at: string
+  outcome?: 'done' | 'blocked' | 'abandoned'
+  notes: NoteRec[]
+  created_at: string
+  updated_at: string
 }
 
 export interface LeaseRec {
-  id: string;
-  repo: string;
-  paths: string[];
-  holder: string;
-  principal: string;
-  run_id?: string;
-  expires_at: string;
-  created_at: string;
-  released: boolean;
+  id: string
+  repo: string
+  paths: string[]
+  holder: string
+  principal: string
+  run_id?: string
+  expires_at: string
+  created_at: string
+  released: boolean
 }
 
 /**
@@ -161,27 +165,38 @@ export interface LeaseRec {
  * recorded ops are applied, otherwise the intent is dropped. Keyed by `<repo>:<ref>`.
  */
 export interface IntentRec {
-  repo: string;
-  ref: string;
-  expected: string | null;
-  next: string;
-  accept: 'exact' | 'contains';
+  repo: string
+  ref: string
+  expected: string | null
+  next: string
+  accept: 'exact' | 'contains'
   /** store ops (see store.ts Op) that record the update once it is known to have happened */
-  ops: unknown[];
-  created_at: string;
+  ops: unknown[]
+  created_at: string
 }
 
 export interface Collections {
-  tokens: TokenRec;
-  repos: RepoMeta;
-  workspaces: WorkspaceRec;
-  proposals: ProposalRec;
-  reviews: ReviewRec;
-  tasks: TaskRec;
-  runs: RunRec;
-  leases: LeaseRec;
-  counters: number;
-  intents: IntentRec;
+  tokens: TokenRec
+  repos: RepoMeta
+  workspaces: WorkspaceRec
+  proposals: ProposalRec
+  reviews: ReviewRec
+  tasks: TaskRec
+  runs: RunRec
+  leases: LeaseRec
+  counters: number
+  intents: IntentRec
 }
-export type CollectionName = keyof Collections;
-export const COLLECTIONS: readonly CollectionName[] = ['tokens', 'repos', 'workspaces', 'proposals', 'reviews', 'tasks', 'runs', 'leases', 'counters', 'intents'];
+export type CollectionName = keyof Collections
+export const COLLECTIONS: readonly CollectionName[] = [
+  'tokens',
+  'repos',
+  'workspaces',
+  'proposals',
+  'reviews',
+  'tasks',
+  'runs',
+  'leases',
+  'counters',
+  'intents',
+]

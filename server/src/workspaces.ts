@@ -1,32 +1,41 @@
-import crypto from 'node:crypto';
-import type { Ctx } from './context.ts';
-import type { Caller } from './auth.ts';
-import { authorize, inScope } from './auth.ts';
-import { conflict, forbidden, invalid, notFound } from './errors.ts';
-import { listDir, encodeContent, diff, EMPTY_TREE, type TreeEntry } from './gitread.ts';
-import { hashObject, isTreeMode, writeObject, writeObjects, serializeTree, type RawObject, type TreeItem } from './objects.ts';
-import type { Op } from './store.ts';
-import { ancestors, checkPath } from './paths.ts';
-import type { Repo } from './repos.ts';
-import type { OverlayEntry, WorkspaceRec } from './types.ts';
-import { nowIso } from './util.ts';
+import crypto from 'node:crypto'
+import type { Ctx } from './context.ts'
+import type { Caller } from './auth.ts'
+import { authorize, inScope } from './auth.ts'
+import { conflict, forbidden, invalid, notFound } from './errors.ts'
+import { listDir, encodeContent, diff, EMPTY_TREE, type TreeEntry } from './gitread.ts'
+import {
+  hashObject,
+  isTreeMode,
+  writeObject,
+  writeObjects,
+  serializeTree,
+  type RawObject,
+  type TreeItem,
+} from './objects.ts'
+import type { Op } from './store.ts'
+import { ancestors, checkPath } from './paths.ts'
+import type { Repo } from './repos.ts'
+import type { OverlayEntry, WorkspaceRec } from './types.ts'
+import { nowIso } from './util.ts'
 
 // Workspaces are overlays on a base commit kept in the store (path -> blob id or
 // deletion); contents go into the repository's object database as blobs, so a
 // workspace costs no checkout and proposing it is pure plumbing.
 
 export function getWorkspace(ctx: Ctx, caller: Caller, id: string, write: boolean): WorkspaceRec {
-  const ws = inScope(caller, ctx.store.get('workspaces', id), 'workspace', id);
-  authorize(ctx.store, caller, write ? 'workspace' : 'read', ws.repo, write ? 'contributor' : 'reader');
-  if (ws.owner !== caller.principal) throw forbidden('workspace belongs to another principal', { workspace: id, owner: ws.owner });
-  if (write && ws.state !== 'open') throw conflict('workspace is discarded', { workspace: id });
-  return ws;
+  const ws = inScope(caller, ctx.store.get('workspaces', id), 'workspace', id)
+  authorize(ctx.store, caller, write ? 'workspace' : 'read', ws.repo, write ? 'contributor' : 'reader')
+  if (ws.owner !== caller.principal)
+    throw forbidden('workspace belongs to another principal', { workspace: id, owner: ws.owner })
+  if (write && ws.state !== 'open') throw conflict('workspace is discarded', { workspace: id })
+  return ws
 }
 
 export function viewWorkspace(ws: WorkspaceRec): Record<string, unknown> {
   const changes = Object.entries(ws.changes)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([p, e]) => (e ? { path: p, op: 'write', blob: e.blob, size: e.size } : { path: p, op: 'delete' }));
+    .map(([p, e]) => (e ? { path: p, op: 'write', blob: e.blob, size: e.size } : { path: p, op: 'delete' }))
   const out: Record<string, unknown> = {
     id: ws.id,
     repo: ws.repo,
@@ -38,147 +47,201 @@ export function viewWorkspace(ws: WorkspaceRec): Record<string, unknown> {
     proposals: ws.proposals,
     created_at: ws.created_at,
     updated_at: ws.updated_at,
-  };
-  if (ws.run_id !== undefined) out['run_id'] = ws.run_id;
-  return out;
+  }
+  if (ws.run_id !== undefined) out['run_id'] = ws.run_id
+  return out
 }
 
-export async function createWorkspace(ctx: Ctx, caller: Caller, repoName: string, baseIn: string | undefined): Promise<WorkspaceRec> {
-  authorize(ctx.store, caller, 'workspace', repoName, 'contributor');
-  const repo = ctx.repos.get(repoName);
-  const baseRef = baseIn ?? (await repo.defaultBranch());
-  let base: string | null;
+export async function createWorkspace(
+  ctx: Ctx,
+  caller: Caller,
+  repoName: string,
+  baseIn: string | undefined,
+): Promise<WorkspaceRec> {
+  authorize(ctx.store, caller, 'workspace', repoName, 'contributor')
+  const repo = ctx.repos.get(repoName)
+  const baseRef = baseIn ?? (await repo.defaultBranch())
+  let base: string | null
   if (baseIn === undefined && (await repo.branchHead(baseRef)) === null && (await repo.branches()).length === 0) {
-    base = null; // empty repository: the first proposal creates the root commit
+    base = null // empty repository: the first proposal creates the root commit
   } else {
-    base = await repo.resolve(baseRef, 'base');
+    base = await repo.resolve(baseRef, 'base')
   }
-  const { id, op } = ctx.store.nextId('workspace', 'ws-');
-  const now = nowIso();
-  const ws: WorkspaceRec = { id, repo: repoName, base, base_ref: baseRef, owner: caller.principal, state: 'open', changes: {}, proposals: [], created_at: now, updated_at: now };
-  if (caller.run) ws.run_id = caller.run.run_id;
-  ctx.store.commit([op, { c: 'workspaces', k: id, v: ws }]);
-  return ws;
+  const { id, op } = ctx.store.nextId('workspace', 'ws-')
+  const now = nowIso()
+  const ws: WorkspaceRec = {
+    id,
+    repo: repoName,
+    base,
+    base_ref: baseRef,
+    owner: caller.principal,
+    state: 'open',
+    changes: {},
+    proposals: [],
+    created_at: now,
+    updated_at: now,
+  }
+  if (caller.run) ws.run_id = caller.run.run_id
+  ctx.store.commit([op, { c: 'workspaces', k: id, v: ws }])
+  return ws
 }
 
 /** What a path is, seen through the overlay. */
-async function lookup(repo: Repo, ws: WorkspaceRec, p: string): Promise<{ kind: 'file'; blob: string; mode: string } | { kind: 'dir' } | null> {
+async function lookup(
+  repo: Repo,
+  ws: WorkspaceRec,
+  p: string,
+): Promise<{ kind: 'file'; blob: string; mode: string } | { kind: 'dir' } | null> {
   if (Object.hasOwn(ws.changes, p)) {
-    const e = ws.changes[p];
-    return e ? { kind: 'file', blob: e.blob, mode: e.mode } : null;
+    const e = ws.changes[p]
+    return e ? { kind: 'file', blob: e.blob, mode: e.mode } : null
   }
-  const prefix = p + '/';
-  const overlayChild = Object.entries(ws.changes).some(([k, e]) => e !== null && k.startsWith(prefix));
-  if (ws.base === null) return overlayChild ? { kind: 'dir' } : null;
+  const prefix = p + '/'
+  const overlayChild = Object.entries(ws.changes).some(([k, e]) => e !== null && k.startsWith(prefix))
+  if (ws.base === null) return overlayChild ? { kind: 'dir' } : null
   // Base trees are read through the repository's parsed-tree cache: no git process.
-  const it = await repo.entryAt(ws.base, p);
-  if (!it) return overlayChild ? { kind: 'dir' } : null;
+  const it = await repo.entryAt(ws.base, p)
+  if (!it) return overlayChild ? { kind: 'dir' } : null
   if (isTreeMode(it.mode)) {
-    if (overlayChild) return { kind: 'dir' };
+    if (overlayChild) return { kind: 'dir' }
     // A base directory whose every file was deleted in the overlay no longer exists.
-    return (await baseDirLive(repo, ws, it.oid, prefix)) ? { kind: 'dir' } : null;
+    return (await baseDirLive(repo, ws, it.oid, prefix)) ? { kind: 'dir' } : null
   }
   // Deleting a parent directory's files one by one never hides a file itself. The mode
   // is the base entry's: an executable stays executable, a symlink stays a symlink.
-  return { kind: 'file', blob: it.oid, mode: it.mode };
+  return { kind: 'file', blob: it.oid, mode: it.mode }
 }
 
 /** Does a base directory (tree `oid` at `prefix`) keep a file the overlay did not delete? */
 async function baseDirLive(repo: Repo, ws: WorkspaceRec, oid: string, prefix: string): Promise<boolean> {
-  const deleted = Object.entries(ws.changes).some(([k, e]) => e === null && k.startsWith(prefix));
-  if (!deleted) return true; // git never stores an empty tree below the root
+  const deleted = Object.entries(ws.changes).some(([k, e]) => e === null && k.startsWith(prefix))
+  if (!deleted) return true // git never stores an empty tree below the root
   for (const it of (await repo.treeItems(oid)).values()) {
-    const p = prefix + it.name;
+    const p = prefix + it.name
     if (isTreeMode(it.mode)) {
-      if (await baseDirLive(repo, ws, it.oid, p + '/')) return true;
-    } else if (!(Object.hasOwn(ws.changes, p) && ws.changes[p] === null)) return true;
+      if (await baseDirLive(repo, ws, it.oid, p + '/')) return true
+    } else if (!(Object.hasOwn(ws.changes, p) && ws.changes[p] === null)) return true
   }
-  return false;
+  return false
 }
 
 async function liveChildren(repo: Repo, ws: WorkspaceRec, dir: string, base: TreeEntry[]): Promise<TreeEntry[]> {
-  const out: TreeEntry[] = [];
+  const out: TreeEntry[] = []
   for (const e of base) {
     if (Object.hasOwn(ws.changes, e.path)) {
-      if (ws.changes[e.path]) out.push(e);
-      continue;
+      if (ws.changes[e.path]) out.push(e)
+      continue
     }
     if (e.type === 'dir') {
-      const sub = await lookup(repo, ws, e.path);
-      if (sub) out.push(e);
-    } else out.push(e);
+      const sub = await lookup(repo, ws, e.path)
+      if (sub) out.push(e)
+    } else out.push(e)
   }
-  void dir;
-  return out;
+  void dir
+  return out
 }
 
-export async function readWorkspacePath(ctx: Ctx, caller: Caller, id: string, rawPath: string | undefined): Promise<Record<string, unknown>> {
-  const ws = getWorkspace(ctx, caller, id, false);
-  const repo = ctx.repos.get(ws.repo);
-  const p = checkPath(rawPath ?? '', 'path', true);
+export async function readWorkspacePath(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  rawPath: string | undefined,
+): Promise<Record<string, unknown>> {
+  const ws = getWorkspace(ctx, caller, id, false)
+  const repo = ctx.repos.get(ws.repo)
+  const p = checkPath(rawPath ?? '', 'path', true)
   if (p === '' || (await lookup(repo, ws, p))?.kind === 'dir') {
-    return { kind: 'dir', path: p, commit: ws.base, workspace: ws.id, entries: await overlayListing(repo, ws, p) };
+    return { kind: 'dir', path: p, commit: ws.base, workspace: ws.id, entries: await overlayListing(repo, ws, p) }
   }
-  const hit = await lookup(repo, ws, p);
-  if (!hit || hit.kind !== 'file') throw notFound(`'${p}' does not exist in workspace`, { path: p });
-  const o = await repo.cat.get(hit.blob);
-  if (!o) throw notFound('blob missing', { path: p });
-  return { kind: 'file', path: p, commit: ws.base, workspace: ws.id, blob: o.oid, mode: hit.mode, size: o.size, ...encodeContent(o.data, ctx.limits.maxFileBytes) };
+  const hit = await lookup(repo, ws, p)
+  if (!hit || hit.kind !== 'file') throw notFound(`'${p}' does not exist in workspace`, { path: p })
+  const o = await repo.cat.get(hit.blob)
+  if (!o) throw notFound('blob missing', { path: p })
+  return {
+    kind: 'file',
+    path: p,
+    commit: ws.base,
+    workspace: ws.id,
+    blob: o.oid,
+    mode: hit.mode,
+    size: o.size,
+    ...encodeContent(o.data, ctx.limits.maxFileBytes),
+  }
 }
 
 async function overlayListing(repo: Repo, ws: WorkspaceRec, dir: string): Promise<TreeEntry[]> {
-  const base = (await listDir(repo, ws.base, dir)) ?? [];
-  const byName = new Map<string, TreeEntry>();
-  for (const e of await liveChildren(repo, ws, dir, base)) byName.set(e.name, e);
-  const prefix = dir === '' ? '' : dir + '/';
+  const base = (await listDir(repo, ws.base, dir)) ?? []
+  const byName = new Map<string, TreeEntry>()
+  for (const e of await liveChildren(repo, ws, dir, base)) byName.set(e.name, e)
+  const prefix = dir === '' ? '' : dir + '/'
   for (const [p, e] of Object.entries(ws.changes)) {
-    if (!e || !p.startsWith(prefix)) continue;
-    const rest = p.slice(prefix.length);
-    const slash = rest.indexOf('/');
-    if (slash < 0) byName.set(rest, { name: rest, path: p, type: e.mode === '120000' ? 'symlink' : 'file', mode: e.mode, id: e.blob, size: e.size });
+    if (!e || !p.startsWith(prefix)) continue
+    const rest = p.slice(prefix.length)
+    const slash = rest.indexOf('/')
+    if (slash < 0)
+      byName.set(rest, {
+        name: rest,
+        path: p,
+        type: e.mode === '120000' ? 'symlink' : 'file',
+        mode: e.mode,
+        id: e.blob,
+        size: e.size,
+      })
     else {
-      const name = rest.slice(0, slash);
-      if (!byName.has(name)) byName.set(name, { name, path: prefix + name, type: 'dir', mode: '040000', id: 'workspace' });
+      const name = rest.slice(0, slash)
+      if (!byName.has(name))
+        byName.set(name, { name, path: prefix + name, type: 'dir', mode: '040000', id: 'workspace' })
     }
   }
-  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }
 
 function checkIfMatch(current: { kind: string; blob?: string } | null, ifMatch: string | undefined, p: string): void {
-  if (ifMatch === undefined) return;
-  const cur = current && current.kind === 'file' ? (current.blob ?? null) : null;
-  if (ifMatch === 'absent' ? cur !== null : cur !== ifMatch) throw conflict(`'${p}' changed: if_match does not hold`, { path: p, expected: ifMatch, actual: cur ?? 'absent' });
+  if (ifMatch === undefined) return
+  const cur = current && current.kind === 'file' ? (current.blob ?? null) : null
+  if (ifMatch === 'absent' ? cur !== null : cur !== ifMatch)
+    throw conflict(`'${p}' changed: if_match does not hold`, { path: p, expected: ifMatch, actual: cur ?? 'absent' })
 }
 
 /** A file may not sit where a directory is, or under a path that is a file. */
 async function checkPlaceable(repo: Repo, ws: WorkspaceRec, p: string): Promise<void> {
   for (const a of ancestors(p)) {
-    const hit = await lookup(repo, ws, a);
-    if (hit && hit.kind === 'file') throw conflict(`'${a}' is a file, so '${p}' cannot be created`, { path: p, blocking: a });
+    const hit = await lookup(repo, ws, a)
+    if (hit && hit.kind === 'file')
+      throw conflict(`'${a}' is a file, so '${p}' cannot be created`, { path: p, blocking: a })
   }
 }
 
-export async function writeFile(ctx: Ctx, caller: Caller, id: string, body: { path: string; content: string; encoding?: 'utf8' | 'base64'; if_match?: string }): Promise<Record<string, unknown>> {
-  const ws0 = getWorkspace(ctx, caller, id, true);
-  const p = checkPath(body.path);
-  const data = body.encoding === 'base64' ? Buffer.from(body.content, 'base64') : Buffer.from(body.content, 'utf8');
-  if (body.encoding === 'base64' && data.toString('base64').replace(/=+$/, '') !== body.content.replace(/=+$/, '').replace(/\s+/g, '')) throw invalid('content is not valid base64', { field: 'content' });
-  const repo = ctx.repos.get(ws0.repo);
+export async function writeFile(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  body: { path: string; content: string; encoding?: 'utf8' | 'base64'; if_match?: string },
+): Promise<Record<string, unknown>> {
+  const ws0 = getWorkspace(ctx, caller, id, true)
+  const p = checkPath(body.path)
+  const data = body.encoding === 'base64' ? Buffer.from(body.content, 'base64') : Buffer.from(body.content, 'utf8')
+  if (
+    body.encoding === 'base64' &&
+    data.toString('base64').replace(/=+$/, '') !== body.content.replace(/=+$/, '').replace(/\s+/g, '')
+  )
+    throw invalid('content is not valid base64', { field: 'content' })
+  const repo = ctx.repos.get(ws0.repo)
   // Blob writing happens outside the lock (content-addressed, idempotent, in-process: no
   // git process); the check and the overlay update happen under it so if_match is a true
   // compare-and-swap.
-  const blob = await writeObject(repo.gitDir, 'blob', data);
+  const blob = await writeObject(repo.gitDir, 'blob', data)
   return ctx.mutex.run(`ws:${id}`, async () => {
-    const ws = getWorkspace(ctx, caller, id, true);
-    const cur = await lookup(repo, ws, p);
-    if (cur?.kind === 'dir') throw conflict(`'${p}' is a directory`, { path: p });
-    checkIfMatch(cur, body.if_match, p);
-    await checkPlaceable(repo, ws, p);
+    const ws = getWorkspace(ctx, caller, id, true)
+    const cur = await lookup(repo, ws, p)
+    if (cur?.kind === 'dir') throw conflict(`'${p}' is a directory`, { path: p })
+    checkIfMatch(cur, body.if_match, p)
+    await checkPlaceable(repo, ws, p)
     // Overwriting keeps the file's mode (100755, 120000); a new file is 100644.
-    const mode = cur?.kind === 'file' ? cur.mode : '100644';
-    ctx.store.commit(changeOps(id, { [p]: { blob, mode, size: data.length } }));
-    return { workspace: id, path: p, blob, size: data.length, created: cur === null };
-  });
+    const mode = cur?.kind === 'file' ? cur.mode : '100644'
+    ctx.store.commit(changeOps(id, { [p]: { blob, mode, size: data.length } }))
+    return { workspace: id, path: p, blob, size: data.length, created: cur === null }
+  })
 }
 
 /**
@@ -186,72 +249,92 @@ export async function writeFile(ctx: Ctx, caller: Caller, id: string, body: { pa
  * overlay, null = a deletion of a base path) plus the new updated_at.
  */
 function changeOps(id: string, changes: Record<string, OverlayEntry | null | undefined>): Op[] {
-  const ops: Op[] = Object.entries(changes).map(([p, e]) => (e === undefined ? { c: 'workspaces', k: id, at: ['changes', p] } : { c: 'workspaces', k: id, at: ['changes', p], v: e }));
-  ops.push({ c: 'workspaces', k: id, at: ['updated_at'], v: nowIso() });
-  return ops;
+  const ops: Op[] = Object.entries(changes).map(([p, e]) =>
+    e === undefined
+      ? { c: 'workspaces', k: id, at: ['changes', p] }
+      : { c: 'workspaces', k: id, at: ['changes', p], v: e },
+  )
+  ops.push({ c: 'workspaces', k: id, at: ['updated_at'], v: nowIso() })
+  return ops
 }
 
 /** Record the removal of p: drop an overlay-only file, or mark a base file deleted. */
-async function removal(repo: Repo, ws: WorkspaceRec, p: string): Promise<Record<string, OverlayEntry | null | undefined>> {
-  const inBase = ws.base !== null && (await repo.entryAt(ws.base, p)) !== null;
-  return { [p]: inBase ? null : undefined };
+async function removal(
+  repo: Repo,
+  ws: WorkspaceRec,
+  p: string,
+): Promise<Record<string, OverlayEntry | null | undefined>> {
+  const inBase = ws.base !== null && (await repo.entryAt(ws.base, p)) !== null
+  return { [p]: inBase ? null : undefined }
 }
 
 function applyRemoval(ws: WorkspaceRec, rem: Record<string, OverlayEntry | null | undefined>): WorkspaceRec {
-  const changes = { ...ws.changes };
+  const changes = { ...ws.changes }
   for (const [k, v] of Object.entries(rem)) {
-    if (v === undefined) delete changes[k];
-    else changes[k] = v;
+    if (v === undefined) delete changes[k]
+    else changes[k] = v
   }
-  return { ...ws, changes, updated_at: nowIso() };
+  return { ...ws, changes, updated_at: nowIso() }
 }
 
-export async function deleteFile(ctx: Ctx, caller: Caller, id: string, rawPath: string | undefined, ifMatch: string | undefined): Promise<Record<string, unknown>> {
-  const p = checkPath(rawPath);
+export async function deleteFile(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  rawPath: string | undefined,
+  ifMatch: string | undefined,
+): Promise<Record<string, unknown>> {
+  const p = checkPath(rawPath)
   return ctx.mutex.run(`ws:${id}`, async () => {
-    const ws = getWorkspace(ctx, caller, id, true);
-    const repo = ctx.repos.get(ws.repo);
-    const cur = await lookup(repo, ws, p);
-    if (!cur) throw notFound(`'${p}' does not exist in workspace`, { path: p });
-    if (cur.kind === 'dir') throw invalid(`'${p}' is a directory; delete its files`, { path: p });
-    if (ifMatch !== undefined && !/^([0-9a-f]{40}|absent)$/.test(ifMatch)) throw invalid('if_match must be a blob id', { field: 'if_match' });
-    checkIfMatch(cur, ifMatch, p);
-    ctx.store.commit(changeOps(id, await removal(repo, ws, p)));
-    return { workspace: id, path: p, deleted: true };
-  });
+    const ws = getWorkspace(ctx, caller, id, true)
+    const repo = ctx.repos.get(ws.repo)
+    const cur = await lookup(repo, ws, p)
+    if (!cur) throw notFound(`'${p}' does not exist in workspace`, { path: p })
+    if (cur.kind === 'dir') throw invalid(`'${p}' is a directory; delete its files`, { path: p })
+    if (ifMatch !== undefined && !/^([0-9a-f]{40}|absent)$/.test(ifMatch))
+      throw invalid('if_match must be a blob id', { field: 'if_match' })
+    checkIfMatch(cur, ifMatch, p)
+    ctx.store.commit(changeOps(id, await removal(repo, ws, p)))
+    return { workspace: id, path: p, deleted: true }
+  })
 }
 
-export async function moveFile(ctx: Ctx, caller: Caller, id: string, body: { from: string; to: string; overwrite?: boolean }): Promise<Record<string, unknown>> {
-  const from = checkPath(body.from, 'from');
-  const to = checkPath(body.to, 'to');
-  if (from === to) throw invalid('from and to are the same path', { field: 'to' });
+export async function moveFile(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  body: { from: string; to: string; overwrite?: boolean },
+): Promise<Record<string, unknown>> {
+  const from = checkPath(body.from, 'from')
+  const to = checkPath(body.to, 'to')
+  if (from === to) throw invalid('from and to are the same path', { field: 'to' })
   return ctx.mutex.run(`ws:${id}`, async () => {
-    const ws = getWorkspace(ctx, caller, id, true);
-    const repo = ctx.repos.get(ws.repo);
-    const src = await lookup(repo, ws, from);
-    if (!src) throw notFound(`'${from}' does not exist in workspace`, { path: from });
-    if (src.kind !== 'file') throw invalid('only files can be moved', { path: from });
-    const dst = await lookup(repo, ws, to);
-    if (dst?.kind === 'dir') throw conflict(`'${to}' is a directory`, { path: to });
-    if (dst && !body.overwrite) throw conflict(`'${to}' exists (pass overwrite: true)`, { path: to });
-    const rem = await removal(repo, ws, from);
-    await checkPlaceable(repo, applyRemoval(ws, rem), to);
-    const o = await repo.cat.get(src.blob);
-    ctx.store.commit(changeOps(id, { ...rem, [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } }));
-    return { workspace: id, from, to, blob: src.blob };
-  });
+    const ws = getWorkspace(ctx, caller, id, true)
+    const repo = ctx.repos.get(ws.repo)
+    const src = await lookup(repo, ws, from)
+    if (!src) throw notFound(`'${from}' does not exist in workspace`, { path: from })
+    if (src.kind !== 'file') throw invalid('only files can be moved', { path: from })
+    const dst = await lookup(repo, ws, to)
+    if (dst?.kind === 'dir') throw conflict(`'${to}' is a directory`, { path: to })
+    if (dst && !body.overwrite) throw conflict(`'${to}' exists (pass overwrite: true)`, { path: to })
+    const rem = await removal(repo, ws, from)
+    await checkPlaceable(repo, applyRemoval(ws, rem), to)
+    const o = await repo.cat.get(src.blob)
+    ctx.store.commit(changeOps(id, { ...rem, [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } }))
+    return { workspace: id, from, to, blob: src.blob }
+  })
 }
 
 export function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Record<string, unknown> {
-  const ws = getWorkspace(ctx, caller, id, true);
-  const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() };
-  ctx.store.commit([{ c: 'workspaces', k: id, v: next }]);
-  return viewWorkspace(next);
+  const ws = getWorkspace(ctx, caller, id, true)
+  const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() }
+  ctx.store.commit([{ c: 'workspaces', k: id, v: next }])
+  return viewWorkspace(next)
 }
 
 // Tree ids are cached by the exact overlay (base + changes): a propose right after a
 // diff reuses it, and any change, even within the same millisecond, misses.
-const treeCache = new Map<string, string>();
+const treeCache = new Map<string, string>()
 
 /**
  * Materialize the overlay as a git tree, in-process: only the trees on the path of a
@@ -259,69 +342,82 @@ const treeCache = new Map<string, string>();
  * objects, the rest are shared with the base by id. Same result as read-tree +
  * update-index + write-tree on a temporary index, without the three git processes.
  */
-export async function buildTree(ctx: Ctx, repo: Repo, ws: WorkspaceRec, extra?: (tree: string) => RawObject): Promise<{ tree: string; extra?: string }> {
-  void ctx;
+export async function buildTree(
+  ctx: Ctx,
+  repo: Repo,
+  ws: WorkspaceRec,
+  extra?: (tree: string) => RawObject,
+): Promise<{ tree: string; extra?: string }> {
+  void ctx
   // Keyed by the repository's directory: a hit means the objects are in *this* repository.
-  const key = crypto.createHash('sha1').update(`${repo.gitDir}\0${ws.base ?? ''}\0${JSON.stringify(ws.changes)}`).digest('hex');
-  let tree = treeCache.get(key);
-  const pending: RawObject[] = [];
+  const key = crypto
+    .createHash('sha1')
+    .update(`${repo.gitDir}\0${ws.base ?? ''}\0${JSON.stringify(ws.changes)}`)
+    .digest('hex')
+  let tree = treeCache.get(key)
+  const pending: RawObject[] = []
   if (tree === undefined) {
-    const root = ws.base ? await repo.commitTree(ws.base) : null;
-    tree = (await rebuild(repo, root, Object.entries(ws.changes), pending)) ?? EMPTY_TREE;
-    if (tree === EMPTY_TREE) pending.push({ type: 'tree', body: Buffer.alloc(0) });
+    const root = ws.base ? await repo.commitTree(ws.base) : null
+    tree = (await rebuild(repo, root, Object.entries(ws.changes), pending)) ?? EMPTY_TREE
+    if (tree === EMPTY_TREE) pending.push({ type: 'tree', body: Buffer.alloc(0) })
   }
   // One batch, one round of fsyncs: the trees and (for a proposal) the commit on top.
-  if (extra) pending.push(extra(tree));
-  const oids = await writeObjects(repo.gitDir, pending);
-  if (treeCache.size > 500) treeCache.clear();
-  treeCache.set(key, tree);
-  return extra ? { tree, extra: oids[oids.length - 1] as string } : { tree };
+  if (extra) pending.push(extra(tree))
+  const oids = await writeObjects(repo.gitDir, pending)
+  if (treeCache.size > 500) treeCache.clear()
+  treeCache.set(key, tree)
+  return extra ? { tree, extra: oids[oids.length - 1] as string } : { tree }
 }
 
 /** New id of tree `base` with `changes` (paths relative to it) applied; null if it ends up empty. */
-async function rebuild(repo: Repo, base: string | null, changes: [string, OverlayEntry | null][], pending: RawObject[]): Promise<string | null> {
-  if (changes.length === 0) return base;
-  const items = new Map<string, TreeItem>(base ? await repo.treeItems(base) : []);
-  const direct = new Map<string, OverlayEntry | null>();
-  const nested = new Map<string, [string, OverlayEntry | null][]>();
+async function rebuild(
+  repo: Repo,
+  base: string | null,
+  changes: [string, OverlayEntry | null][],
+  pending: RawObject[],
+): Promise<string | null> {
+  if (changes.length === 0) return base
+  const items = new Map<string, TreeItem>(base ? await repo.treeItems(base) : [])
+  const direct = new Map<string, OverlayEntry | null>()
+  const nested = new Map<string, [string, OverlayEntry | null][]>()
   for (const [p, e] of changes) {
-    const slash = p.indexOf('/');
-    if (slash < 0) direct.set(p, e);
+    const slash = p.indexOf('/')
+    if (slash < 0) direct.set(p, e)
     else {
-      const name = p.slice(0, slash);
-      let list = nested.get(name);
-      if (!list) nested.set(name, (list = []));
-      list.push([p.slice(slash + 1), e]);
+      const name = p.slice(0, slash)
+      let list = nested.get(name)
+      if (!list) nested.set(name, (list = []))
+      list.push([p.slice(slash + 1), e])
     }
   }
   for (const name of new Set([...direct.keys(), ...nested.keys()])) {
-    const d = direct.get(name);
+    const d = direct.get(name)
     if (d) {
       // A live file at this name wins (the overlay never holds a file and a live file
       // below the same name: writes refuse that).
-      items.set(name, { mode: d.mode, name, oid: d.blob });
-      continue;
+      items.set(name, { mode: d.mode, name, oid: d.blob })
+      continue
     }
-    const sub = nested.get(name);
-    const cur = items.get(name);
+    const sub = nested.get(name)
+    const cur = items.get(name)
     if (sub) {
-      const subBase = cur && isTreeMode(cur.mode) ? cur.oid : null;
-      const t = await rebuild(repo, subBase, sub, pending);
-      if (t === null) items.delete(name);
-      else items.set(name, { mode: '40000', name, oid: t });
-    } else items.delete(name); // d === null: deletion of a base file
+      const subBase = cur && isTreeMode(cur.mode) ? cur.oid : null
+      const t = await rebuild(repo, subBase, sub, pending)
+      if (t === null) items.delete(name)
+      else items.set(name, { mode: '40000', name, oid: t })
+    } else items.delete(name) // d === null: deletion of a base file
   }
-  if (items.size === 0) return null;
-  const body = serializeTree([...items.values()]);
-  pending.push({ type: 'tree', body });
-  return hashObject('tree', body);
+  if (items.size === 0) return null
+  const body = serializeTree([...items.values()])
+  pending.push({ type: 'tree', body })
+  return hashObject('tree', body)
 }
 
 export async function workspaceDiff(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
-  const ws = getWorkspace(ctx, caller, id, false);
-  const repo = ctx.repos.get(ws.repo);
-  const { tree } = await buildTree(ctx, repo, ws);
-  const baseTree = ws.base ? `${ws.base}^{tree}` : null;
-  const d = await diff(repo, baseTree, tree, [], ctx.limits.maxPatchBytes);
-  return { base: ws.base, head: tree, ...d };
+  const ws = getWorkspace(ctx, caller, id, false)
+  const repo = ctx.repos.get(ws.repo)
+  const { tree } = await buildTree(ctx, repo, ws)
+  const baseTree = ws.base ? `${ws.base}^{tree}` : null
+  const d = await diff(repo, baseTree, tree, [], ctx.limits.maxPatchBytes)
+  return { base: ws.base, head: tree, ...d }
 }

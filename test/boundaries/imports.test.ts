@@ -20,7 +20,9 @@ function files(dir: string): string[] {
 
 function imports(file: string): string[] {
   const src = readFileSync(join(root, file), 'utf8')
-  return [...src.matchAll(/(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => (m[1] ?? m[2]) as string)
+  return [
+    ...src.matchAll(/(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ].map((m) => (m[1] ?? m[2]) as string)
 }
 
 function resolved(file: string, spec: string): string {
@@ -47,7 +49,11 @@ t.test('core imports no plugin, no server, no bin', async (t) => {
 t.test('core names no tool', async (t) => {
   const names = readdirSync(join(root, 'manifests'))
     .filter((f) => f.endsWith('.json') && f !== 'manifest.schema.json')
-    .flatMap((f) => (JSON.parse(readFileSync(join(root, 'manifests', f), 'utf8')) as { tools: { name: string }[] }).tools.map((x) => x.name))
+    .flatMap((f) =>
+      (JSON.parse(readFileSync(join(root, 'manifests', f), 'utf8')) as { tools: { name: string }[] }).tools.map(
+        (x) => x.name,
+      ),
+    )
   for (const f of files('core')) {
     const src = readFileSync(join(root, f), 'utf8')
     for (const n of names) t.notOk(new RegExp(`['"\`]${n}['"\`]`).test(src), `${f} mentions tool ${n}`)

@@ -7,10 +7,21 @@ import type { CallResult } from './agwp-fixture.ts'
 const fx = await agwpFixture()
 t.teardown(() => fx.close())
 
-function failed(t: { ok(v: unknown, m: string): unknown; match(a: unknown, b: unknown, m: string): unknown }, r: CallResult, tool: string, status: number, code: string, quoted: RegExp): void {
+function failed(
+  t: { ok(v: unknown, m: string): unknown; match(a: unknown, b: unknown, m: string): unknown },
+  r: CallResult,
+  tool: string,
+  status: number,
+  code: string,
+  quoted: RegExp,
+): void {
   t.ok(r.isError, `${tool}: isError`)
   const [summary = '', open = '', ...rest] = r.text.split('\n')
-  t.match(summary, new RegExp(`^${tool}: failed: the upstream answered ${status} ${code}\\.`), `${tool}: a trusted summary naming ${status} ${code}`)
+  t.match(
+    summary,
+    new RegExp(`^${tool}: failed: the upstream answered ${status} ${code}\\.`),
+    `${tool}: a trusted summary naming ${status} ${code}`,
+  )
   const id = /^<<<AGENTGIT-DATA ([0-9a-f]+) kind=error\.message>>>$/.exec(open)?.[1]
   t.ok(id, `${tool}: the upstream message follows in an error.message fence`)
   t.match(rest.join('\n'), quoted, `${tool}: the message is quoted`)
@@ -27,15 +38,37 @@ t.test('401, 403, 404, 409, 422 from the real server (modern and a legacy era)',
     const reed = mcp(t, fx.upstream, fx.tokenFile('reed'))
     const r = await client(reed, era)
     failed(t, await b.call('whoami'), 'whoami', 401, 'unauthenticated', /unknown token/)
-    failed(t, await r.call('workspace_create', { repo: 'demo' }), 'workspace_create', 403, 'forbidden', /role 'reader' on 'demo' is below 'contributor'/)
-    failed(t, await a.call('file_read', { repo: 'demo', path: 'missing.txt' }), 'file_read', 404, 'not_found', /'missing.txt' does not exist/)
+    failed(
+      t,
+      await r.call('workspace_create', { repo: 'demo' }),
+      'workspace_create',
+      403,
+      'forbidden',
+      /role 'reader' on 'demo' is below 'contributor'/,
+    )
+    failed(
+      t,
+      await a.call('file_read', { repo: 'demo', path: 'missing.txt' }),
+      'file_read',
+      404,
+      'not_found',
+      /'missing.txt' does not exist/,
+    )
     t.notOk((await a.call('task_claim', { task })).isError, 'the first claim succeeds')
     failed(t, await a.call('task_claim', { task }), 'task_claim', 409, 'conflict', /task is claimed/)
-    failed(t, await a.call('search', { repo: 'demo', q: 'two\nlines' }), 'search', 422, 'invalid', /q is required \(one line/)
+    failed(
+      t,
+      await a.call('search', { repo: 'demo', q: 'two\nlines' }),
+      'search',
+      422,
+      'invalid',
+      /q is required \(one line/,
+    )
     for (const p of [alice, bogus, reed]) {
       t.equal((await p.close()).code, 0)
       p.assertValid(t)
-      for (const tok of Object.values(fx.tokens)) t.notOk(p.lines.join('\n').includes(tok) || p.stderr.includes(tok), 'no token in stdout or stderr')
+      for (const tok of Object.values(fx.tokens))
+        t.notOk(p.lines.join('\n').includes(tok) || p.stderr.includes(tok), 'no token in stdout or stderr')
     }
   }
 })
@@ -64,7 +97,10 @@ t.test('a hostile upstream error message reaches the model sanitized, scrubbed a
   const c = await client(p, '2026-07-28')
   const r = await c.call('workspace_create', { repo: 'demo' })
   t.ok(r.isError)
-  t.ok(Buffer.byteLength(r.text) < 4096, `bounded: ${Buffer.byteLength(r.text)} bytes for a ${huge.length}-byte message`)
+  t.ok(
+    Buffer.byteLength(r.text) < 4096,
+    `bounded: ${Buffer.byteLength(r.text)} bytes for a ${huge.length}-byte message`,
+  )
   t.notMatch(r.text, /[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]/, 'no escapes, controls or bidi overrides')
   t.notOk(r.text.includes(FAKE_TOKEN), 'the token-shaped string is scrubbed')
   const id = /^<<<AGENTGIT-DATA ([0-9a-f]+) kind=error\.message>>>$/m.exec(r.text)?.[1]

@@ -17,8 +17,17 @@ import { recordingServer } from '../helpers/recording-server.ts'
 import type { RecordingServer } from '../helpers/recording-server.ts'
 import type { McpProcess, Response } from '../helpers/mcp-process.ts'
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'Fixture', GIT_AUTHOR_EMAIL: 'fixture@test.invalid', GIT_COMMITTER_NAME: 'Fixture', GIT_COMMITTER_EMAIL: 'fixture@test.invalid', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }
-const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' })
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Fixture',
+  GIT_AUTHOR_EMAIL: 'fixture@test.invalid',
+  GIT_COMMITTER_NAME: 'Fixture',
+  GIT_COMMITTER_EMAIL: 'fixture@test.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+}
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' })
 
 /** A token-shaped string that is not a real token: the scrubber must still hide it. */
 export const FAKE_TOKEN = 'agwp_' + 'Zx9'.repeat(14) + 'Q'
@@ -32,7 +41,11 @@ interface Who {
 }
 export const PRINCIPALS: Record<string, Who> = {
   alice: { principal: 'agent:alice', role: 'contributor', scopes: ['read', 'workspace', 'propose', 'coordinate'] },
-  maxi: { principal: 'agent:maxi', role: 'maintainer', scopes: ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate'] },
+  maxi: {
+    principal: 'agent:maxi',
+    role: 'maintainer',
+    scopes: ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate'],
+  },
   reed: { principal: 'agent:reed', role: 'reader', scopes: ['read', 'workspace', 'coordinate'] },
   root: { principal: 'human:root', role: 'admin', scopes: ['read', 'admin'] },
 }
@@ -75,12 +88,22 @@ export async function agwpFixture(opts: { rate?: number; burst?: number } = {}):
   }
   adminSetPolicy(store, 'demo', { required_approvals: 1 })
   store.close()
-  const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: opts.rate ?? 0, burst: opts.burst ?? 200, log: () => undefined })
+  const server = await startServer({
+    dataDir: data,
+    host: '127.0.0.1',
+    port: 0,
+    rate: opts.rate ?? 0,
+    burst: opts.burst ?? 200,
+    log: () => undefined,
+  })
   const upstream = server.url.replace(/\/agwp\/v1$/, '')
   const api: Fixture['api'] = async (who, method, p, body) => {
     const res = await fetch(server.url + p, {
       method,
-      headers: { authorization: `Bearer ${tokens[who] ?? who}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${tokens[who] ?? who}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     })
     return { status: res.status, body: (await res.json()) as Record<string, any> }
@@ -93,7 +116,11 @@ export async function agwpFixture(opts: { rate?: number; burst?: number } = {}):
     tokenFile: (who) => writeTokenFile(dir, who, tokens[who] ?? who),
     api,
     task: async (title, paths) => {
-      const r = await api('root', 'POST', '/admin/repos/demo/tasks', { title, body: `Do: ${title}`, ...(paths ? { paths } : {}) })
+      const r = await api('root', 'POST', '/admin/repos/demo/tasks', {
+        title,
+        body: `Do: ${title}`,
+        ...(paths ? { paths } : {}),
+      })
       return String(r.body['id'])
     },
     close: async () => {
@@ -111,7 +138,12 @@ export function writeTokenFile(dir: string, label: string, token: string): strin
 }
 
 /** Spawns the bundled ag-mcp against `upstream` with a token file, plus extra flags. */
-export function mcp(t: { teardown: (f: () => void) => void }, upstream: string, tokenFile: string, extra: string[] = []): McpProcess {
+export function mcp(
+  t: { teardown: (f: () => void) => void },
+  upstream: string,
+  tokenFile: string,
+  extra: string[] = [],
+): McpProcess {
   return startMcp(t, { args: ['--upstream', upstream, '--token-file', tokenFile, '--log-level', 'warn', ...extra] })
 }
 
@@ -119,13 +151,20 @@ export type Era = '2026-07-28' | '2025-11-25' | '2025-06-18' | '2025-03-26'
 export const ERAS: Era[] = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26']
 
 /** A client bound to one era: legacy eras initialize once and then send no _meta. */
-export async function client(p: McpProcess, era: Era): Promise<{ call(name: string, args?: Record<string, unknown>): Promise<CallResult>; request(method: string, params?: Record<string, unknown>): Promise<Response> }> {
+export async function client(
+  p: McpProcess,
+  era: Era,
+): Promise<{
+  call(name: string, args?: Record<string, unknown>): Promise<CallResult>
+  request(method: string, params?: Record<string, unknown>): Promise<Response>
+}> {
   const modern = era === '2026-07-28'
   if (!modern) {
     const init = await p.initialize(era)
     if (init.error) throw new Error(`initialize ${era}: ${init.error.message}`)
   }
-  const request = (method: string, params: Record<string, unknown> = {}) => p.request(method, params, { era: modern ? 'modern' : 'legacy' })
+  const request = (method: string, params: Record<string, unknown> = {}) =>
+    p.request(method, params, { era: modern ? 'modern' : 'legacy' })
   return {
     request,
     call: async (name, args = {}) => {
@@ -145,7 +184,11 @@ export interface CallResult {
 export function toCallResult(r: Response): CallResult {
   const res = r.result ?? {}
   const content = (res['content'] as { type: string; text: string }[] | undefined) ?? []
-  return { isError: res['isError'] === true, text: content.map((c) => c.text).join('\n'), structured: res['structuredContent'] as Record<string, any> | undefined }
+  return {
+    isError: res['isError'] === true,
+    text: content.map((c) => c.text).join('\n'),
+    structured: res['structuredContent'] as Record<string, any> | undefined,
+  }
 }
 
 /** The JSON line inside the fence (for tools with no textField), parsed. */

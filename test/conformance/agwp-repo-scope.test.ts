@@ -16,7 +16,15 @@ import { Store } from '../../server/src/store.ts'
 import { client, mcp, recorder, writeTokenFile } from './agwp-fixture.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'Fixture', GIT_AUTHOR_EMAIL: 'fixture@test.invalid', GIT_COMMITTER_NAME: 'Fixture', GIT_COMMITTER_EMAIL: 'fixture@test.invalid', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Fixture',
+  GIT_AUTHOR_EMAIL: 'fixture@test.invalid',
+  GIT_COMMITTER_NAME: 'Fixture',
+  GIT_COMMITTER_EMAIL: 'fixture@test.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+}
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ag-mcp-scope-'))
 const src = path.join(dir, 'src')
 fs.mkdirSync(src)
@@ -29,7 +37,12 @@ initDataDir(data)
 repoAdd(data, 'demo', src)
 repoAdd(data, 'other', src)
 const store = Store.open(path.join(data, 'state'))
-const TOKEN = adminMint(store, { principal: 'agent:alice', scopes: ['read', 'workspace', 'propose', 'coordinate'], repos: ['demo', 'other'], ttl_s: 3600 }).token
+const TOKEN = adminMint(store, {
+  principal: 'agent:alice',
+  scopes: ['read', 'workspace', 'propose', 'coordinate'],
+  repos: ['demo', 'other'],
+  ttl_s: 3600,
+}).token
 for (const repo of ['demo', 'other']) adminSetRole(store, repo, 'agent:alice', 'contributor')
 store.close()
 const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined })
@@ -37,10 +50,13 @@ const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, ra
 // The proxy ag-mcp talks to: records each request, forwards it unchanged to the real server.
 const target = new URL(server.url)
 const proxy = await recorder((req, res) => {
-  const fwd = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-    res.writeHead(up.statusCode ?? 502, up.headers)
-    up.pipe(res)
-  })
+  const fwd = http.request(
+    { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+    (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers)
+      up.pipe(res)
+    },
+  )
   req.pipe(fwd)
 })
 const processes: McpProcess[] = []
@@ -53,7 +69,10 @@ t.teardown(async () => {
 async function api(method: string, p: string, body?: unknown): Promise<{ status: number; body: Record<string, any> }> {
   const res = await fetch(server.url + p, {
     method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   })
   return { status: res.status, body: (await res.json()) as Record<string, any> }
@@ -61,7 +80,8 @@ async function api(method: string, p: string, body?: unknown): Promise<{ status:
 
 // A workspace in `other`, made by another process (here: straight over HTTP, same token).
 const wsOther = String((await api('POST', '/repos/other/workspaces', {})).body['id'])
-if ((await api('PUT', `/workspaces/${wsOther}/files`, { path: 'README.md', content: 'theirs\n' })).status !== 200) throw new Error('setup: write in other failed')
+if ((await api('PUT', `/workspaces/${wsOther}/files`, { path: 'README.md', content: 'theirs\n' })).status !== 200)
+  throw new Error('setup: write in other failed')
 const untouched = (await api('GET', `/workspaces/${wsOther}`)).body
 
 t.test('--repo demo: a workspace of `other` cannot be written, by any choice of repo', async (t) => {
@@ -86,7 +106,11 @@ t.test('--repo demo: a workspace of `other` cannot be written, by any choice of 
   t.match(asOther.text, /refused by --repo: repository "other" matches no --repo glob/, 'by the core')
   const bare = await c.call('file_write', write)
   t.equal(bare.isError, true, 'no repo: refused')
-  t.match(bare.text, /refused by --repo: this server may only touch repositories matching demo; pass repo/, 'by the core, saying what to pass')
+  t.match(
+    bare.text,
+    /refused by --repo: this server may only touch repositories matching demo; pass repo/,
+    'by the core, saying what to pass',
+  )
   for (const [name, args] of [
     ['propose', { workspace: wsOther, title: 'steal' }],
     ['workspace_discard', { workspace: wsOther }],
@@ -98,10 +122,17 @@ t.test('--repo demo: a workspace of `other` cannot be written, by any choice of 
   t.equal(proxy.requests.length, 0, 'none of the core refusals sent a request')
 
   for (const name of ['propose', 'workspace_discard', 'workspace_status'] as const) {
-    const r = await c.call(name, { workspace: wsOther, repo: 'demo', ...(name === 'propose' ? { title: 'steal' } : {}) })
+    const r = await c.call(name, {
+      workspace: wsOther,
+      repo: 'demo',
+      ...(name === 'propose' ? { title: 'steal' } : {}),
+    })
     t.match(r.text, /404 not_found/, `${name} with repo demo: not found upstream`)
   }
-  t.ok(proxy.requests.every((r) => r.headers['agwp-repo'] === 'demo'), 'every request sent carried AGWP-Repo: demo')
+  t.ok(
+    proxy.requests.every((r) => r.headers['agwp-repo'] === 'demo'),
+    'every request sent carried AGWP-Repo: demo',
+  )
 
   const after = await api('GET', `/workspaces/${wsOther}`)
   t.same(after.body, untouched, 'the workspace in other is unchanged')
@@ -128,7 +159,11 @@ t.test('without --repo, repo stays optional and no AGWP-Repo is sent', async (t)
   t.equal(r.isError, false, r.text)
   t.equal(proxy.requests.length, 1)
   t.equal(proxy.requests[0]?.headers['agwp-repo'], undefined, 'no header')
-  t.equal((await api('GET', `/workspaces/${wsOther}/file?path=b.txt`)).body['content'], 'by id\n', 'written: the token covers other')
+  t.equal(
+    (await api('GET', `/workspaces/${wsOther}/file?path=b.txt`)).body['content'],
+    'by id\n',
+    'written: the token covers other',
+  )
   const named = await c.call('workspace_status', { workspace: wsOther, repo: 'demo' })
   t.match(named.text, /404 not_found/, 'a repo given without --repo is still sent, and still binds')
   t.equal(proxy.requests[1]?.headers['agwp-repo'], 'demo')

@@ -28,10 +28,35 @@ const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)] as T
 const chance = (p: number): boolean => rnd() < p
 
 const METHODS = [
-  'ping', 'server/discover', 'initialize', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read',
-  'prompts/list', 'prompts/get', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'subscriptions/listen',
-  'completion/complete', 'tasks/list', 'tasks/get', 'notifications/initialized', 'notifications/cancelled', 'sampling/createMessage',
-  '', ' ', 'TOOLS/LIST', 'tools/list\u0000', 'tools/\ud800', 'rpc.discover', '__proto__', 'constructor', 'a'.repeat(300),
+  'ping',
+  'server/discover',
+  'initialize',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'subscriptions/listen',
+  'completion/complete',
+  'tasks/list',
+  'tasks/get',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'sampling/createMessage',
+  '',
+  ' ',
+  'TOOLS/LIST',
+  'tools/list\u0000',
+  'tools/\ud800',
+  'rpc.discover',
+  '__proto__',
+  'constructor',
+  'a'.repeat(300),
 ]
 const TOOLS = ['server_info', 'no_such_tool', '', 'SERVER_INFO', 'server_info\u200b', '__proto__', '\udc00']
 const VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2024-11-05', '2099-01-01', '', 'latest']
@@ -55,14 +80,22 @@ function junkString(): string {
 
 function junkValue(depth = 0): unknown {
   switch (int(depth > 3 ? 7 : 9)) {
-    case 0: return null
-    case 1: return chance(0.5)
-    case 2: return int(2000) - 1000
-    case 3: return pick([1.5, -0.25, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 2 ** 63, 1e-300])
-    case 4: return junkString()
-    case 5: return ''
-    case 6: return pick([[], {}, [null], { '': '' }])
-    case 7: return Array.from({ length: int(4) }, () => junkValue(depth + 1))
+    case 0:
+      return null
+    case 1:
+      return chance(0.5)
+    case 2:
+      return int(2000) - 1000
+    case 3:
+      return pick([1.5, -0.25, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 2 ** 63, 1e-300])
+    case 4:
+      return junkString()
+    case 5:
+      return ''
+    case 6:
+      return pick([[], {}, [null], { '': '' }])
+    case 7:
+      return Array.from({ length: int(4) }, () => junkValue(depth + 1))
     default: {
       const o: Record<string, unknown> = {}
       for (let i = int(4); i > 0; i--) o[junkString()] = junkValue(depth + 1)
@@ -98,7 +131,13 @@ function paramsFor(method: string): Record<string, unknown> {
     default:
       if (chance(0.3)) p['cursor'] = chance(0.5) ? junkString() : junkValue()
   }
-  if (chance(0.6)) p['_meta'] = chance(0.8) ? modernMeta() : { 'io.modelcontextprotocol/protocolVersion': pick(VERSIONS), ...(chance(0.5) ? { 'io.modelcontextprotocol/clientCapabilities': junkValue() } : {}) }
+  if (chance(0.6))
+    p['_meta'] = chance(0.8)
+      ? modernMeta()
+      : {
+          'io.modelcontextprotocol/protocolVersion': pick(VERSIONS),
+          ...(chance(0.5) ? { 'io.modelcontextprotocol/clientCapabilities': junkValue() } : {}),
+        }
   return p
 }
 
@@ -114,10 +153,23 @@ function skeleton(notification = chance(0.15)): Record<string, unknown> {
 /** One field of a valid skeleton replaced by a value of a wrong (or right) type. */
 function wrongTypes(): Record<string, unknown> {
   const m = skeleton()
-  const field = pick(['jsonrpc', 'id', 'method', 'params', 'params.name', 'params.arguments', 'params._meta', 'params.cursor', 'extra'])
+  const field = pick([
+    'jsonrpc',
+    'id',
+    'method',
+    'params',
+    'params.name',
+    'params.arguments',
+    'params._meta',
+    'params.cursor',
+    'extra',
+  ])
   const v = junkValue()
   if (field.startsWith('params.')) {
-    const params = (typeof m['params'] === 'object' && m['params'] !== null ? m['params'] : {}) as Record<string, unknown>
+    const params = (typeof m['params'] === 'object' && m['params'] !== null ? m['params'] : {}) as Record<
+      string,
+      unknown
+    >
     params[field.slice(7)] = v
     m['params'] = params
   } else if (chance(0.2)) delete m[field]
@@ -135,12 +187,31 @@ function mutate(line: Buffer): Buffer {
   for (let k = 1 + int(3); k > 0; k--) {
     const at = int(b.length + 1)
     switch (int(6)) {
-      case 0: if (b.length > 0) b[Math.min(at, b.length - 1)] = int(256); break
-      case 1: b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + int(8))]); break
-      case 2: b = Buffer.concat([b.subarray(0, at), Buffer.from(pick(['"', '{', '}', '[', ']', ',', ':', '\\', '\\u', '\\ud800', '1e999', 'null', ' ', '\r'])), b.subarray(at)]); break
-      case 3: b = b.subarray(0, at); break
-      case 4: b = Buffer.concat([b.subarray(0, at), Buffer.from([0xc0 + int(0x40), 0x80 + int(0x40)].slice(0, 1 + int(2))), b.subarray(at)]); break
-      default: b = Buffer.concat([b.subarray(0, at), b.subarray(int(b.length), int(b.length + 1)), b.subarray(at)])
+      case 0:
+        if (b.length > 0) b[Math.min(at, b.length - 1)] = int(256)
+        break
+      case 1:
+        b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + int(8))])
+        break
+      case 2:
+        b = Buffer.concat([
+          b.subarray(0, at),
+          Buffer.from(pick(['"', '{', '}', '[', ']', ',', ':', '\\', '\\u', '\\ud800', '1e999', 'null', ' ', '\r'])),
+          b.subarray(at),
+        ])
+        break
+      case 3:
+        b = b.subarray(0, at)
+        break
+      case 4:
+        b = Buffer.concat([
+          b.subarray(0, at),
+          Buffer.from([0xc0 + int(0x40), 0x80 + int(0x40)].slice(0, 1 + int(2))),
+          b.subarray(at),
+        ])
+        break
+      default:
+        b = Buffer.concat([b.subarray(0, at), b.subarray(int(b.length), int(b.length + 1)), b.subarray(at)])
     }
   }
   return b
@@ -153,9 +224,22 @@ function randomBytes(): Buffer {
 }
 
 function withInvalidUtf8(): Buffer {
-  const s = JSON.stringify({ ...skeleton(false), method: 'tools/call', params: { name: 'server_info', arguments: { note: 'PLACEHOLDER' }, _meta: modernMeta() } })
+  const s = JSON.stringify({
+    ...skeleton(false),
+    method: 'tools/call',
+    params: { name: 'server_info', arguments: { note: 'PLACEHOLDER' }, _meta: modernMeta() },
+  })
   const [before, after] = s.split('PLACEHOLDER') as [string, string]
-  const bad = pick([[0xff], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xc0, 0xaf], [0xfe, 0xfe]])
+  const bad = pick([
+    [0xff],
+    [0xc3],
+    [0xe2, 0x82],
+    [0xed, 0xa0, 0x80],
+    [0xf4, 0x90, 0x80, 0x80],
+    [0x80],
+    [0xc0, 0xaf],
+    [0xfe, 0xfe],
+  ])
   return Buffer.concat([Buffer.from(before), Buffer.from(bad), Buffer.from(after)])
 }
 
@@ -169,40 +253,64 @@ function generate(): Buffer {
   if (r < 0.78) {
     // Lone surrogates as escapes, in every string position.
     const s = pick(['\\ud800', '\\udfff', '\\ud83d', '\\udc00\\ud800'])
-    return Buffer.from(pick([
-      `{"jsonrpc":"2.0","id":"fz:s${nextId++}${s}","method":"ping","params":{"_meta":${JSON.stringify(modernMeta())}}}`,
-      `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/${s}list"}`,
-      `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/call","params":{"name":"server_info","arguments":{"${s}":"${s}"},"_meta":${JSON.stringify(modernMeta())}}}`,
-      `{"jsonrpc":"2.0","method":"notifications/${s}"}`,
-    ]))
+    return Buffer.from(
+      pick([
+        `{"jsonrpc":"2.0","id":"fz:s${nextId++}${s}","method":"ping","params":{"_meta":${JSON.stringify(modernMeta())}}}`,
+        `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/${s}list"}`,
+        `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/call","params":{"name":"server_info","arguments":{"${s}":"${s}"},"_meta":${JSON.stringify(modernMeta())}}}`,
+        `{"jsonrpc":"2.0","method":"notifications/${s}"}`,
+      ]),
+    )
   }
   if (r < 0.8) {
     // Huge and odd numbers where ids and values go.
-    const n = pick(['1e400', '-1e400', '123456789012345678901234567890', '9007199254740993', '-0', '1.0', '0.0000001', '1E2'])
-    return Buffer.from(pick([
-      `{"jsonrpc":"2.0","id":${n},"method":"ping"}`,
-      `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/list","params":{"cursor":${n},"_meta":${JSON.stringify(modernMeta())}}}`,
-      `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/call","params":{"name":"server_info","arguments":{"n":${n}},"_meta":${JSON.stringify(modernMeta())}}}`,
-    ]))
+    const n = pick([
+      '1e400',
+      '-1e400',
+      '123456789012345678901234567890',
+      '9007199254740993',
+      '-0',
+      '1.0',
+      '0.0000001',
+      '1E2',
+    ])
+    return Buffer.from(
+      pick([
+        `{"jsonrpc":"2.0","id":${n},"method":"ping"}`,
+        `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/list","params":{"cursor":${n},"_meta":${JSON.stringify(modernMeta())}}}`,
+        `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/call","params":{"name":"server_info","arguments":{"n":${n}},"_meta":${JSON.stringify(modernMeta())}}}`,
+      ]),
+    )
   }
   if (r < 0.805) {
     const n = pick([10, 1000, 10_000])
-    return Buffer.from(pick([
-      deep(n),
-      `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/call","params":{"name":"server_info","arguments":{"a":${deep(n)}},"_meta":${JSON.stringify(modernMeta())}}}`,
-      `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":${deep(n)},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
-    ]))
+    return Buffer.from(
+      pick([
+        deep(n),
+        `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"tools/call","params":{"name":"server_info","arguments":{"a":${deep(n)}},"_meta":${JSON.stringify(modernMeta())}}}`,
+        `{"jsonrpc":"2.0","id":${JSON.stringify(freshId())},"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":${deep(n)},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+      ]),
+    )
   }
   if (r < 0.81) {
     // Very long strings; some beyond the line limit (with the id first, or last).
     const len = pick([50_000, 200_000, LIMIT + 1000])
     const id = JSON.stringify(freshId())
-    return Buffer.from(chance(0.7)
-      ? `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"server_info","arguments":{"s":"${'x'.repeat(len)}"},"_meta":${JSON.stringify(modernMeta())}}}`
-      : `{"jsonrpc":"2.0","method":"ping","params":{"s":"${'y'.repeat(len)}"},"id":${id}}`)
+    return Buffer.from(
+      chance(0.7)
+        ? `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"server_info","arguments":{"s":"${'x'.repeat(len)}"},"_meta":${JSON.stringify(modernMeta())}}}`
+        : `{"jsonrpc":"2.0","method":"ping","params":{"s":"${'y'.repeat(len)}"},"id":${id}}`,
+    )
   }
   if (r < 0.84) return Buffer.from(JSON.stringify(pick([[], [skeleton()], [skeleton(), skeleton(true)], [1, 2], [[]]])))
-  if (r < 0.87) return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: freshId(), ...(chance(0.5) ? { result: junkValue() } : { error: { code: int(100), message: junkString() } }) }))
+  if (r < 0.87)
+    return Buffer.from(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: freshId(),
+        ...(chance(0.5) ? { result: junkValue() } : { error: { code: int(100), message: junkString() } }),
+      }),
+    )
   return Buffer.from(JSON.stringify(junkValue()))
 }
 
@@ -211,7 +319,12 @@ const isId = (x: unknown): x is Id => typeof x === 'string' || (typeof x === 'nu
 const key = (id: unknown): string => JSON.stringify(id)
 
 /** What JSON-RPC 2.0 says this line deserves: no answer, or one answer with this id (null if unknown). */
-function predict(line: Buffer, text: string, value: unknown, parsed: boolean): { answer: false } | { answer: true; id: Id | null } {
+function predict(
+  line: Buffer,
+  text: string,
+  value: unknown,
+  parsed: boolean,
+): { answer: false } | { answer: true; id: Id | null } {
   if (line.length > LIMIT) {
     const m = /^\{"jsonrpc":"2\.0","id":("fz:\d+"|\d+),/.exec(text)
     return { answer: true, id: m ? (JSON.parse(m[1] as string) as Id) : null }
@@ -237,7 +350,12 @@ function unpredictable(value: unknown, text: string, used: Set<string>): boolean
   // answer is whose cannot be told.
   if ('id' in m && isId(m['id']) && used.has(key(m['id']))) return true
   // A cancellation naming one of our requests would legitimately suppress its answer.
-  if (m['method'] === 'notifications/cancelled' && isId(params['requestId']) && /^(fz:|1\d{9})/.test(String(params['requestId']))) return true
+  if (
+    m['method'] === 'notifications/cancelled' &&
+    isId(params['requestId']) &&
+    /^(fz:|1\d{9})/.test(String(params['requestId']))
+  )
+    return true
   // initialize selecting 2025-03-26 would switch batches on for the rest of the process.
   if (m['method'] === 'initialize' && text.includes('2025-03-26')) return true
   return false
@@ -285,12 +403,15 @@ t.test(`fuzz: ${LINES} lines, seed ${SEED}`, async (t) => {
       }
     } else kinds.silent++
     if (parsed && line.length <= LIMIT) p.expect(value)
-    else if (line.length > LIMIT && pr.answer && pr.id !== null) p.expect({ jsonrpc: '2.0', id: pr.id, method: 'tools/call' })
+    else if (line.length > LIMIT && pr.answer && pr.id !== null)
+      p.expect({ jsonrpc: '2.0', id: pr.id, method: 'tools/call' })
     chunks.push(line, Buffer.from(chance(0.1) ? '\r\n' : '\n'))
     written++
   }
   t.equal(written, LINES, `${LINES} lines written`)
-  t.comment(`lines: ${written}, expected answers: ${expectedTotal} (${expectedNull} with id null), silent: ${kinds.silent}, parse errors: ${kinds.parseErrors}, over-limit: ${kinds.overLimit}, regenerated: ${skipped}`)
+  t.comment(
+    `lines: ${written}, expected answers: ${expectedTotal} (${expectedNull} with id null), silent: ${kinds.silent}, parse errors: ${kinds.parseErrors}, over-limit: ${kinds.overLimit}, regenerated: ${skipped}`,
+  )
   const input = Buffer.concat(chunks)
   // Written in uneven slices, so line boundaries fall anywhere in the reads.
   for (let i = 0; i < input.length; ) {

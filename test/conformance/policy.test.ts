@@ -67,7 +67,16 @@ t.test('every allow-list × every tool: a disallowed tool makes zero upstream re
   let refusals = 0
   for (const subset of subsets) {
     for (const integrate of [false, true]) {
-      const args = ['--upstream', up.url, '--token-file', file, '--allow', subset.length ? subset.join(',') : 'read', '--rate-limit', '1000/s']
+      const args = [
+        '--upstream',
+        up.url,
+        '--token-file',
+        file,
+        '--allow',
+        subset.length ? subset.join(',') : 'read',
+        '--rate-limit',
+        '1000/s',
+      ]
       if (subset.length === 0) args.splice(args.indexOf('--allow'), 2, '--allow', '')
       if (integrate) args.push('--enable-integrate')
       const p = startMcp(t, { args })
@@ -79,7 +88,9 @@ t.test('every allow-list × every tool: a disallowed tool makes zero upstream re
         if (enabled.has(group)) continue
         refusals++
         if (!r.isError || up.requests.length !== before || !r.text.includes(`"${group}" group`)) {
-          t.fail(`${tool.name} with --allow ${subset.join(',')}${integrate ? ' --enable-integrate' : ''}: ${r.text}; ${up.requests.length - before} request(s)`)
+          t.fail(
+            `${tool.name} with --allow ${subset.join(',')}${integrate ? ' --enable-integrate' : ''}: ${r.text}; ${up.requests.length - before} request(s)`,
+          )
         }
       }
       p.assertValid(t)
@@ -93,21 +104,55 @@ t.test('--repo, --write-path, path safety and --require-lease refuse before any 
   const up = await recordingUpstream()
   t.teardown(() => up.close())
   const file = tokenFile(t.testdir({}))
-  const p = startMcp(t, { args: ['--upstream', up.url, '--token-file', file, '--repo', 'team-*', '--write-path', 'src/**', '--require-lease'] })
+  const p = startMcp(t, {
+    args: ['--upstream', up.url, '--token-file', file, '--repo', 'team-*', '--write-path', 'src/**', '--require-lease'],
+  })
   everyProcess.push(p)
   const writes = () => up.requests.filter((r) => r.method !== 'GET')
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['log', { repo: 'other' }, /refused by --repo/],
     ['workspace_create', { repo: 'secret-repo' }, /refused by --repo/],
-    ['file_write', { workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'l' }, /refused by --repo: this server may only touch repositories matching team-\*; pass repo/],
+    [
+      'file_write',
+      { workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'l' },
+      /refused by --repo: this server may only touch repositories matching team-\*; pass repo/,
+    ],
     ['proposal_withdraw', { proposal: 'pr-1' }, /refused by --repo: .*pass repo/],
-    ['file_write', { repo: 'other', workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'l' }, /refused by --repo/],
-    ['file_write', { repo: 'team-a', workspace: 'ws-1', path: 'etc/passwd', content: 'x', lease_id: 'l' }, /refused by --write-path/],
-    ['file_write', { repo: 'team-a', workspace: 'ws-1', path: 'src/.env', content: 'x', lease_id: 'l' }, /refused by --write-path/],
-    ['file_write', { repo: 'team-a', workspace: 'ws-1', path: '../../x', content: 'x', lease_id: 'l' }, /refused by path safety/],
-    ['file_delete', { repo: 'team-a', workspace: 'ws-1', path: '.git/config', lease_id: 'l' }, /refused by path safety/],
-    ['file_move', { repo: 'team-a', workspace: 'ws-1', from: 'src/a', to: '/etc/x', lease_id: 'l' }, /refused by path safety/],
-    ['file_write', { repo: 'team-a', workspace: 'ws-1', path: 'src/a.ts', content: 'x' }, /refused by --require-lease: writes need a lease/],
+    [
+      'file_write',
+      { repo: 'other', workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'l' },
+      /refused by --repo/,
+    ],
+    [
+      'file_write',
+      { repo: 'team-a', workspace: 'ws-1', path: 'etc/passwd', content: 'x', lease_id: 'l' },
+      /refused by --write-path/,
+    ],
+    [
+      'file_write',
+      { repo: 'team-a', workspace: 'ws-1', path: 'src/.env', content: 'x', lease_id: 'l' },
+      /refused by --write-path/,
+    ],
+    [
+      'file_write',
+      { repo: 'team-a', workspace: 'ws-1', path: '../../x', content: 'x', lease_id: 'l' },
+      /refused by path safety/,
+    ],
+    [
+      'file_delete',
+      { repo: 'team-a', workspace: 'ws-1', path: '.git/config', lease_id: 'l' },
+      /refused by path safety/,
+    ],
+    [
+      'file_move',
+      { repo: 'team-a', workspace: 'ws-1', from: 'src/a', to: '/etc/x', lease_id: 'l' },
+      /refused by path safety/,
+    ],
+    [
+      'file_write',
+      { repo: 'team-a', workspace: 'ws-1', path: 'src/a.ts', content: 'x' },
+      /refused by --require-lease: writes need a lease/,
+    ],
   ]
   for (const [name, args, re] of cases) {
     const r = await call(p, name, args)
@@ -116,11 +161,21 @@ t.test('--repo, --write-path, path safety and --require-lease refuse before any 
   }
   t.equal(up.requests.length, 0, 'nothing at all was sent for these refusals')
   // A lease the upstream does not confirm: the plugin may look (GET), but nothing is written.
-  const r = await call(p, 'file_write', { repo: 'team-a', workspace: 'ws-1', path: 'src/a.ts', content: 'x', lease_id: 'lease-x', run_id: 'run-1' })
+  const r = await call(p, 'file_write', {
+    repo: 'team-a',
+    workspace: 'ws-1',
+    path: 'src/a.ts',
+    content: 'x',
+    lease_id: 'lease-x',
+    run_id: 'run-1',
+  })
   t.equal(r.isError, true)
   t.match(r.text, /--require-lease/)
   t.same(writes(), [], 'no write request')
-  t.ok(up.requests.every((q) => q.headers['agwp-repo'] === 'team-a'), 'the lease lookup ran in the named repository (AGWP-Repo)')
+  t.ok(
+    up.requests.every((q) => q.headers['agwp-repo'] === 'team-a'),
+    'the lease lookup ran in the named repository (AGWP-Repo)',
+  )
   p.assertValid(t)
   await p.close()
 })
@@ -129,7 +184,15 @@ t.test('the token: sent as Bearer to the upstream, never in any byte on stdout o
   const up = await recordingUpstream((req, res) => {
     // Echo the credential back in an error, as a careless upstream might.
     res.writeHead(403, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ error: { code: 'forbidden', message: `token ${req.headers.authorization ?? ''} (${encodeURIComponent(TOKEN)}, ${Buffer.from(TOKEN).toString('base64')}) lacks scope`, details: { token: TOKEN } } }))
+    res.end(
+      JSON.stringify({
+        error: {
+          code: 'forbidden',
+          message: `token ${req.headers.authorization ?? ''} (${encodeURIComponent(TOKEN)}, ${Buffer.from(TOKEN).toString('base64')}) lacks scope`,
+          details: { token: TOKEN },
+        },
+      }),
+    )
   })
   t.teardown(() => up.close())
   const file = tokenFile(t.testdir({}))
@@ -147,7 +210,12 @@ t.test('the token: sent as Bearer to the upstream, never in any byte on stdout o
 })
 
 t.test('no process of this file wrote the token, in any form, to stdout or stderr', async (t) => {
-  const forms = [TOKEN, encodeURIComponent(TOKEN), Buffer.from(TOKEN).toString('base64').slice(0, 40), Buffer.from(TOKEN).toString('base64url').slice(0, 40)]
+  const forms = [
+    TOKEN,
+    encodeURIComponent(TOKEN),
+    Buffer.from(TOKEN).toString('base64').slice(0, 40),
+    Buffer.from(TOKEN).toString('base64url').slice(0, 40),
+  ]
   t.ok(everyProcess.length > 60)
   for (const p of everyProcess) {
     await p.exited

@@ -3,8 +3,18 @@ import t from 'tap'
 import { modernMeta, startMcp } from '../helpers/mcp-process.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
 
-const ping = (id: string | number): Record<string, unknown> => ({ jsonrpc: '2.0', id, method: 'ping', params: { _meta: modernMeta() } })
-const info = (id: string | number): Record<string, unknown> => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } })
+const ping = (id: string | number): Record<string, unknown> => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'ping',
+  params: { _meta: modernMeta() },
+})
+const info = (id: string | number): Record<string, unknown> => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'server_info', arguments: {}, _meta: modernMeta() },
+})
 
 /** Writes `raw` (one line, no newline) and returns the single line it produced, proven by a ping after it. */
 async function answerTo(p: McpProcess, raw: string): Promise<unknown[]> {
@@ -22,10 +32,22 @@ async function answerTo(p: McpProcess, raw: string): Promise<unknown[]> {
 
 t.test('invalid JSON: -32700 with id null', async (t) => {
   const p = startMcp(t)
-  for (const raw of ['{', 'nope', '{"jsonrpc":"2.0","id":1,"method":"ping"} x', '{"a":}', "{'id':1}", '{"id":1,}', '\u0000']) {
+  for (const raw of [
+    '{',
+    'nope',
+    '{"jsonrpc":"2.0","id":1,"method":"ping"} x',
+    '{"a":}',
+    "{'id':1}",
+    '{"id":1,}',
+    '\u0000',
+  ]) {
     const out = await answerTo(p, raw)
     t.equal(out.length, 1, `one answer to ${JSON.stringify(raw)}`)
-    t.match(out[0], { jsonrpc: '2.0', id: null, error: { code: -32700, message: String } }, `-32700 for ${JSON.stringify(raw)}`)
+    t.match(
+      out[0],
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: String } },
+      `-32700 for ${JSON.stringify(raw)}`,
+    )
   }
   t.equal((await p.close()).code, 0)
   p.assertValid(t)
@@ -33,7 +55,16 @@ t.test('invalid JSON: -32700 with id null', async (t) => {
 
 t.test('not a request: -32600, with the id when it can be told', async (t) => {
   const p = startMcp(t)
-  for (const raw of ['1', '"str"', 'null', 'true', '{}', '{"id":1.5,"jsonrpc":"2.0","method":"ping"}', '{"jsonrpc":"2.0","id":{},"method":"ping"}', '{"jsonrpc":"2.0","id":null,"method":"ping"}']) {
+  for (const raw of [
+    '1',
+    '"str"',
+    'null',
+    'true',
+    '{}',
+    '{"id":1.5,"jsonrpc":"2.0","method":"ping"}',
+    '{"jsonrpc":"2.0","id":{},"method":"ping"}',
+    '{"jsonrpc":"2.0","id":null,"method":"ping"}',
+  ]) {
     const out = await answerTo(p, raw)
     t.match(out, [{ id: null, error: { code: -32600 } }], `-32600 with id null for ${raw}`)
   }
@@ -47,11 +78,19 @@ t.test('not a request: -32600, with the id when it can be told', async (t) => {
   ]
   for (const [msg, code] of cases) {
     const out = await answerTo(p, JSON.stringify(msg))
-    t.match(out, [{ id: msg['id'], error: { code } }], `${code} carrying id ${JSON.stringify(msg['id'])} for ${JSON.stringify(msg)}`)
+    t.match(
+      out,
+      [{ id: msg['id'], error: { code } }],
+      `${code} carrying id ${JSON.stringify(msg['id'])} for ${JSON.stringify(msg)}`,
+    )
   }
   // Responses sent by the client answer nothing and are not answered.
   t.same(await answerTo(p, '{"jsonrpc":"2.0","id":99,"result":{}}'), [], 'a client response is ignored')
-  t.same(await answerTo(p, '{"jsonrpc":"2.0","id":98,"error":{"code":1,"message":"x"}}'), [], 'a client error response is ignored')
+  t.same(
+    await answerTo(p, '{"jsonrpc":"2.0","id":98,"error":{"code":1,"message":"x"}}'),
+    [],
+    'a client error response is ignored',
+  )
   t.equal((await p.close()).code, 0)
   p.assertValid(t)
 })
@@ -60,11 +99,19 @@ t.test('an over-limit line is answered (with its id when it comes first) and the
   const p = startMcp(t, { args: ['--max-message-bytes', '2048'] })
   const pad = 'x'.repeat(10 * 1024)
   for (const id of [17, 'big-one', 0]) {
-    const msg = { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'server_info', arguments: { pad }, _meta: modernMeta() } }
+    const msg = {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'server_info', arguments: { pad }, _meta: modernMeta() },
+    }
     p.expect(msg)
     const r = p.waitFor(id)
     const line = JSON.stringify(msg)
-    t.ok(line.startsWith(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},`) && line.length > 10_000, 'the id comes first in a 10 KB line')
+    t.ok(
+      line.startsWith(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},`) && line.length > 10_000,
+      'the id comes first in a 10 KB line',
+    )
     p.writeRaw(`${line}\n`)
     const next = p.request('ping', {}, { id: `after-${id}` })
     const err = await r
@@ -76,7 +123,11 @@ t.test('an over-limit line is answered (with its id when it comes first) and the
   const before = p.lines.length
   p.writeRaw(`{"jsonrpc":"2.0","method":"ping","params":{"pad":"${pad}"},"id":55}\n`)
   await p.request('ping', {}, { id: 'after-late' })
-  t.match(JSON.parse(p.lines[before] ?? 'null'), { id: null, error: { code: -32600 } }, 'id after the limit: -32600 with id null')
+  t.match(
+    JSON.parse(p.lines[before] ?? 'null'),
+    { id: null, error: { code: -32600 } },
+    'id after the limit: -32600 with id null',
+  )
   // A line written in many small chunks is counted as a whole.
   const big = JSON.stringify(info('chunked')).replace('"arguments":{}', `"arguments":{"pad":"${pad}"}`)
   p.expect(info('chunked'))
@@ -148,7 +199,12 @@ t.test('EOF with calls in flight: every response delivered, then exit 0', async 
 
 t.test('EOF right after initialize and a legacy call', async (t) => {
   const p = startMcp(t)
-  p.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } })
+  p.send({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+  })
   p.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
   p.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'server_info', arguments: {} } })
   const two = p.waitFor(2)
@@ -172,7 +228,10 @@ t.test('SIGTERM: exit 0, and requests read before it are all answered', async (t
   const exit = await p.exited
   t.same(exit, { code: 0, signal: null }, 'exit 0 on SIGTERM')
   const answered = p.responses.filter((r) => typeof r.id === 'string' && r.id.startsWith('t'))
-  t.ok(answered.length === 0 || answered.length === count, `all or nothing of one read (got ${answered.length} of ${count})`)
+  t.ok(
+    answered.length === 0 || answered.length === count,
+    `all or nothing of one read (got ${answered.length} of ${count})`,
+  )
   for (const r of answered) t.ok(r.result, `result for ${JSON.stringify(r.id)}`)
   p.assertValid(t)
 })
@@ -198,7 +257,11 @@ t.test('SIGTERM while stdout is full: the backlog is still delivered before exit
   t.same(exit, { code: 0, signal: null }, 'exit 0 once the backlog is delivered')
   const got = p.responses.filter((r) => typeof r.id === 'number').map((r) => r.id as number)
   t.ok(got.length > 0, `some requests were read before SIGTERM (${got.length})`)
-  t.same(got, Array.from({ length: got.length }, (_, i) => i + 1), 'the answers are a gap-free prefix: none lost on the way out')
+  t.same(
+    got,
+    Array.from({ length: got.length }, (_, i) => i + 1),
+    'the answers are a gap-free prefix: none lost on the way out',
+  )
   p.assertValid(t)
 })
 

@@ -7,7 +7,11 @@ t.test('initialize echoes each supported revision', async (t) => {
     const p = startMcp(t)
     const r = await p.initialize(rev)
     t.equal(r.result?.['protocolVersion'], rev, `${rev} echoed`)
-    t.same(r.result?.['capabilities'], { tools: {}, resources: {}, prompts: {} }, `${rev}: no listChanged/subscribe/logging`)
+    t.same(
+      r.result?.['capabilities'],
+      { tools: {}, resources: {}, prompts: {} },
+      `${rev}: no listChanged/subscribe/logging`,
+    )
     t.equal((await p.close()).code, 0)
     p.assertValid(t, `${rev}: every line valid`)
   }
@@ -16,7 +20,11 @@ t.test('initialize echoes each supported revision', async (t) => {
 t.test('an unsupported requested revision gets 2025-11-25', async (t) => {
   for (const asked of ['2024-11-05', '2099-01-01', '2026-07-28', 42]) {
     const p = startMcp(t)
-    const r = await p.request('initialize', { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { era: 'legacy' })
+    const r = await p.request(
+      'initialize',
+      { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      { era: 'legacy' },
+    )
     t.equal(r.result?.['protocolVersion'], '2025-11-25', `asked ${JSON.stringify(asked)}, got 2025-11-25`)
     p.notify('notifications/initialized', {}, 'legacy')
     const tools = await p.request('tools/list', {}, { era: 'legacy' })
@@ -28,8 +36,17 @@ t.test('an unsupported requested revision gets 2025-11-25', async (t) => {
 
 t.test('requests before initialize without modern _meta are refused', async (t) => {
   const p = startMcp(t)
-  for (const method of ['tools/list', 'tools/call', 'prompts/list', 'resources/list', 'resources/read', 'prompts/get']) {
-    const r = await p.request(method, method === 'tools/call' ? { name: 'server_info', arguments: {} } : {}, { era: 'legacy' })
+  for (const method of [
+    'tools/list',
+    'tools/call',
+    'prompts/list',
+    'resources/list',
+    'resources/read',
+    'prompts/get',
+  ]) {
+    const r = await p.request(method, method === 'tools/call' ? { name: 'server_info', arguments: {} } : {}, {
+      era: 'legacy',
+    })
     t.equal(r.error?.code, -32602, `${method} before initialize: -32602`)
     t.match(r.error?.message, /initialize/, 'the message points to initialize')
   }
@@ -44,7 +61,11 @@ t.test('requests before initialize without modern _meta are refused', async (t) 
 t.test('once legacy, the process stays legacy; modern _meta requests are still served statelessly', async (t) => {
   const p = startMcp(t)
   await p.initialize('2025-03-26')
-  const again = await p.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, { era: 'legacy' })
+  const again = await p.request(
+    'initialize',
+    { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    { era: 'legacy' },
+  )
   t.equal(again.result?.['protocolVersion'], '2025-03-26', 'a second initialize does not switch revisions')
   const legacy = await p.request('tools/list', {}, { era: 'legacy' })
   const tool = (legacy.result?.['tools'] as Record<string, unknown>[])[0] ?? {}
@@ -94,7 +115,10 @@ for (const rev of ['2025-11-25', '2025-06-18']) {
     const p = startMcp(t)
     await p.initialize(rev)
     const before = p.lines.length
-    p.send([{ jsonrpc: '2.0', id: 'x1', method: 'ping' }, { jsonrpc: '2.0', id: 'x2', method: 'tools/list' }])
+    p.send([
+      { jsonrpc: '2.0', id: 'x1', method: 'ping' },
+      { jsonrpc: '2.0', id: 'x2', method: 'tools/list' },
+    ])
     await p.request('ping', {}, { era: 'legacy', id: 'probe' })
     t.equal(p.lines.length, before + 2, 'one error line, then the probe')
     const err = JSON.parse(p.lines[before] ?? 'null') as { id: unknown; error?: { code: number } }

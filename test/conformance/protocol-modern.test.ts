@@ -10,7 +10,11 @@ t.test('server/discover', async (t) => {
   const r = await p.request('server/discover')
   const res = r.result ?? {}
   t.same([...(res['supportedVersions'] as string[])].sort(), [...ALL].sort(), 'supportedVersions: the four revisions')
-  t.same(res['capabilities'], { tools: {}, resources: {}, prompts: {} }, 'tools, resources, prompts; no listChanged, no subscribe, nothing else')
+  t.same(
+    res['capabilities'],
+    { tools: {}, resources: {}, prompts: {} },
+    'tools, resources, prompts; no listChanged, no subscribe, nothing else',
+  )
   t.type(res['instructions'], 'string')
   t.ok((res['instructions'] as string).length > 20, 'instructions say something')
   t.equal(res['resultType'], 'complete')
@@ -18,7 +22,11 @@ t.test('server/discover', async (t) => {
   t.match(info, { name: 'ag-mcp', version: String, title: String }, 'serverInfo in _meta')
   t.ok(Number.isInteger(res['ttlMs']) && (res['ttlMs'] as number) >= 0, 'ttlMs')
   t.ok(res['cacheScope'] === 'private' || res['cacheScope'] === 'public', 'cacheScope')
-  const withInfo = await p.request('server/discover', {}, { meta: modernMeta({ 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' } }) })
+  const withInfo = await p.request(
+    'server/discover',
+    {},
+    { meta: modernMeta({ 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' } }) },
+  )
   t.ok(withInfo.result, 'clientInfo in _meta is accepted')
   t.equal((await p.close()).code, 0)
   p.assertValid(t)
@@ -35,7 +43,11 @@ t.test('the _meta rules', async (t) => {
   const noCaps = await p.request('tools/list', {}, { meta: { [META_VERSION]: '2026-07-28' } })
   t.equal(noCaps.error?.code, -32602, 'no clientCapabilities: -32602')
   t.match(noCaps.error?.message, /clientCapabilities/)
-  const badCaps = await p.request('tools/list', {}, { meta: { [META_VERSION]: '2026-07-28', [META_CAPABILITIES]: 'all' } })
+  const badCaps = await p.request(
+    'tools/list',
+    {},
+    { meta: { [META_VERSION]: '2026-07-28', [META_CAPABILITIES]: 'all' } },
+  )
   t.equal(badCaps.error?.code, -32602, 'clientCapabilities not an object: -32602')
   const noVersion = await p.request('tools/list', {}, { meta: { [META_CAPABILITIES]: {} } })
   t.equal(noVersion.error?.code, -32602, 'no protocolVersion: -32602')
@@ -55,7 +67,11 @@ t.test('the _meta rules', async (t) => {
     const r = await p.request('tools/list', {}, { meta: { [META_VERSION]: legacy, [META_CAPABILITIES]: {} } })
     t.equal(r.error?.code, -32022, `${legacy} in _meta: -32022`)
     t.match(r.error?.message, /initialize/, 'the message says to send initialize')
-    t.same(r.error?.data, { supported: ['2026-07-28'], requested: legacy }, 'supported lists only per-request revisions, so a client cannot loop')
+    t.same(
+      r.error?.data,
+      { supported: ['2026-07-28'], requested: legacy },
+      'supported lists only per-request revisions, so a client cannot loop',
+    )
   }
   const ok = await p.request('tools/list')
   t.ok(ok.result, 'a well-formed request after all that is served')
@@ -77,7 +93,11 @@ t.test('resultType and serverInfo on every modern result; cache hints on lists',
   ])
   for (const r of results) {
     t.equal(r.result?.['resultType'], 'complete', `resultType on ${JSON.stringify(r.id)}`)
-    t.match((r.result?.['_meta'] as Record<string, unknown>)?.[META_SERVER_INFO], { name: 'ag-mcp' }, `serverInfo on ${JSON.stringify(r.id)}`)
+    t.match(
+      (r.result?.['_meta'] as Record<string, unknown>)?.[META_SERVER_INFO],
+      { name: 'ag-mcp' },
+      `serverInfo on ${JSON.stringify(r.id)}`,
+    )
   }
   for (const r of results.slice(2, 6)) {
     t.ok(Number.isInteger(r.result?.['ttlMs']), `ttlMs on list ${JSON.stringify(r.id)}`)
@@ -87,7 +107,7 @@ t.test('resultType and serverInfo on every modern result; cache hints on lists',
   p.assertValid(t)
 })
 
-t.test('ping without _meta before any initialize is still answered (the seed\'s choice)', async (t) => {
+t.test("ping without _meta before any initialize is still answered (the seed's choice)", async (t) => {
   const p = startMcp(t)
   const r = await p.request('ping', {}, { meta: null })
   t.ok(r.result, 'answered')
@@ -97,7 +117,11 @@ t.test('ping without _meta before any initialize is still answered (the seed\'s 
 
 t.test('initialize with modern _meta: -32601, and the process does not turn legacy', async (t) => {
   const p = startMcp(t)
-  const r = await p.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } })
+  const r = await p.request('initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'c', version: '1' },
+  })
   t.equal(r.error?.code, -32601, '2026-07-28 has no initialize')
   const legacy = await p.request('tools/list', {}, { era: 'legacy' })
   t.equal(legacy.error?.code, -32602, 'a request without _meta is still refused: no legacy era was selected')

@@ -9,21 +9,39 @@ import { BINARY, REPO_ROOT, startMcp } from '../helpers/mcp-process.ts'
 const TOKEN = 'agwp_' + 'St4rt'.repeat(8)
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [BINARY, ...args], { cwd: REPO_ROOT, input: '', encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', ...env }, timeout: 10_000 })
+  const r = spawnSync(process.execPath, [BINARY, ...args], {
+    cwd: REPO_ROOT,
+    input: '',
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    timeout: 10_000,
+  })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
 t.test('refused configurations: exit 2, a reason and the fix, nothing on stdout', async (t) => {
   const dir = t.testdir({ 'bad.json': JSON.stringify({ token: TOKEN }) })
   const cases: [string[], RegExp][] = [
-    [['--allow', 'read,admin'], /--allow admin is refused: there is no admin group: policy, roles and credentials are deliberately not reachable through MCP/],
-    [['--allow', 'read,integrate'], /--allow integrate is refused: the integrate group can only be switched on with --enable-integrate/],
+    [
+      ['--allow', 'read,admin'],
+      /--allow admin is refused: there is no admin group: policy, roles and credentials are deliberately not reachable through MCP/,
+    ],
+    [
+      ['--allow', 'read,integrate'],
+      /--allow integrate is refused: the integrate group can only be switched on with --enable-integrate/,
+    ],
     [['--allow', 'read,wrokspace'], /unknown group "wrokspace"; valid groups: .*workspace/],
     [['--enable-review'], /--enable-review names no group that needs its own flag/],
     [['--token', TOKEN], /there is no --token flag/],
-    [['--upstream', 'http://10.1.2.3:7420'], /refused: plain http:\/\/ would send the token in clear to a non-loopback host; use https:\/\/, or pass --allow-insecure-http/],
+    [
+      ['--upstream', 'http://10.1.2.3:7420'],
+      /refused: plain http:\/\/ would send the token in clear to a non-loopback host; use https:\/\/, or pass --allow-insecure-http/,
+    ],
     [['--token-file', join(dir, 'missing')], /--token-file .*missing: cannot read it \(ENOENT\)/],
-    [['--token-env', 'AG_MCP_TEST_NO_SUCH_VAR'], /--token-env AG_MCP_TEST_NO_SUCH_VAR: the variable is not set or empty/],
+    [
+      ['--token-env', 'AG_MCP_TEST_NO_SUCH_VAR'],
+      /--token-env AG_MCP_TEST_NO_SUCH_VAR: the variable is not set or empty/,
+    ],
     [['--config', join(dir, 'bad.json')], /key "token" is refused/],
     [['--max-output-bytes', '10'], /--max-output-bytes must be an integer of at least 1024/],
   ]
@@ -39,7 +57,18 @@ t.test('refused configurations: exit 2, a reason and the fix, nothing on stdout'
 t.test('--help lists every flag from the one table, with the groups; --version prints the version', async (t) => {
   const help = run(['--help'])
   t.equal(help.code, 0)
-  for (const flag of ['--upstream', '--token-file', '--token-env', '--allow', '--repo', '--write-path', '--require-lease', '--max-output-bytes', '--rate-limit', '--enable-integrate']) {
+  for (const flag of [
+    '--upstream',
+    '--token-file',
+    '--token-env',
+    '--allow',
+    '--repo',
+    '--write-path',
+    '--require-lease',
+    '--max-output-bytes',
+    '--rate-limit',
+    '--enable-integrate',
+  ]) {
     t.match(help.stdout, flag)
   }
   t.match(help.stdout, /AG_MCP_MAX_OUTPUT_BYTES/)
@@ -54,7 +83,9 @@ t.test('--print-config shows the resolved configuration and never the token', as
   const file = join(dir, 'token')
   writeFileSync(file, TOKEN)
   chmodSync(file, 0o600)
-  const p = run(['--token-file', file, '--repo', 'team-*', '--max-output-bytes', '4096', '--print-config'], { AG_MCP_PAGE_SIZE: '7' })
+  const p = run(['--token-file', file, '--repo', 'team-*', '--max-output-bytes', '4096', '--print-config'], {
+    AG_MCP_PAGE_SIZE: '7',
+  })
   t.equal(p.code, 0)
   const cfg = JSON.parse(p.stdout) as Record<string, unknown>
   t.same(cfg['repo'], ['team-*'])
@@ -64,22 +95,25 @@ t.test('--print-config shows the resolved configuration and never the token', as
   t.notOk(p.stdout.includes(TOKEN))
 })
 
-t.test('a token file readable by others is used, with a warning; --log-file gets the same scrubbed lines', async (t) => {
-  const dir = t.testdir({})
-  const file = join(dir, 'token')
-  writeFileSync(file, `${TOKEN}\n`)
-  chmodSync(file, 0o644)
-  const logFile = join(dir, 'ag-mcp.log')
-  const p = startMcp(t, { args: ['--token-file', file, '--log-file', logFile, '--log-level', 'debug'] })
-  const r = await p.request('tools/call', { name: 'server_info', arguments: {} })
-  t.equal(r.result?.['isError'], undefined)
-  t.equal((await p.close()).code, 0)
-  t.match(p.stderr, /warn token file is readable by group or others; chmod 600 it/)
-  const logged = readFileSync(logFile, 'utf8')
-  t.match(logged, /tool call tool="server_info" group="core"/)
-  t.match(logged, /token file is readable/)
-  t.notOk(logged.includes(TOKEN) || p.stderr.includes(TOKEN) || p.lines.join('\n').includes(TOKEN))
-})
+t.test(
+  'a token file readable by others is used, with a warning; --log-file gets the same scrubbed lines',
+  async (t) => {
+    const dir = t.testdir({})
+    const file = join(dir, 'token')
+    writeFileSync(file, `${TOKEN}\n`)
+    chmodSync(file, 0o644)
+    const logFile = join(dir, 'ag-mcp.log')
+    const p = startMcp(t, { args: ['--token-file', file, '--log-file', logFile, '--log-level', 'debug'] })
+    const r = await p.request('tools/call', { name: 'server_info', arguments: {} })
+    t.equal(r.result?.['isError'], undefined)
+    t.equal((await p.close()).code, 0)
+    t.match(p.stderr, /warn token file is readable by group or others; chmod 600 it/)
+    const logged = readFileSync(logFile, 'utf8')
+    t.match(logged, /tool call tool="server_info" group="core"/)
+    t.match(logged, /token file is readable/)
+    t.notOk(logged.includes(TOKEN) || p.stderr.includes(TOKEN) || p.lines.join('\n').includes(TOKEN))
+  },
+)
 
 t.test('--token-env: the token comes from the environment and goes nowhere else', async (t) => {
   const p = startMcp(t, { args: ['--token-env', 'AGWP_TOKEN', '--log-level', 'debug'], env: { AGWP_TOKEN: TOKEN } })

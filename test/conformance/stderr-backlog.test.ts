@@ -8,7 +8,12 @@ import type { McpProcess } from '../helpers/mcp-process.ts'
 function sendCalls(p: McpProcess, n: number, first: number): void {
   let batch = ''
   for (let i = 0; i < n; i++) {
-    const msg = { jsonrpc: '2.0', id: first + i, method: 'tools/call', params: { name: 'server_info', arguments: {}, _meta: modernMeta() } }
+    const msg = {
+      jsonrpc: '2.0',
+      id: first + i,
+      method: 'tools/call',
+      params: { name: 'server_info', arguments: {}, _meta: modernMeta() },
+    }
     p.expect(msg)
     batch += `${JSON.stringify(msg)}\n`
   }
@@ -21,7 +26,11 @@ t.test('an unread stderr never holds up answers; dropped log lines are counted, 
   const N = 6000
   sendCalls(p, N, 1000)
   await p.waitForLines(N, 60_000)
-  t.equal(p.responses.filter((r) => 'result' in r && !(r.result as { isError?: boolean }).isError).length, N, `all ${N} calls answered while stderr was unread`)
+  t.equal(
+    p.responses.filter((r) => 'result' in r && !(r.result as { isError?: boolean }).isError).length,
+    N,
+    `all ${N} calls answered while stderr was unread`,
+  )
 
   p.child.stderr.resume()
   // Once stderr drains, the next line logged is preceded by the count of those dropped.
@@ -39,7 +48,10 @@ t.test('an unread stderr never holds up answers; dropped log lines are counted, 
   const logged = p.stderr.split('\n').filter((l) => / info tool call /.test(l)).length
   const calls = p.responses.length
   t.equal(logged + dropped, calls, 'every call was either logged or counted as dropped')
-  t.ok(p.stderr.split('\n').every((l) => l === '' || /^\d{4}-\d\d-\d\dT\S+Z (debug|info|warn|error) /.test(l)), 'only whole log lines on stderr')
+  t.ok(
+    p.stderr.split('\n').every((l) => l === '' || /^\d{4}-\d\d-\d\dT\S+Z (debug|info|warn|error) /.test(l)),
+    'only whole log lines on stderr',
+  )
   p.assertValid(t)
 })
 

@@ -81,8 +81,16 @@ export class McpProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 
   constructor(opts: StartOptions = {}) {
-    const env: Record<string, string> = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...opts.env }
-    this.child = spawn(process.execPath, [BINARY, ...(opts.args ?? [])], { env, cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+    const env: Record<string, string> = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? '/tmp',
+      ...opts.env,
+    }
+    this.child = spawn(process.execPath, [BINARY, ...(opts.args ?? [])], {
+      env,
+      cwd: REPO_ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
     this.child.stdout.setEncoding('utf8')
     this.child.stderr.setEncoding('utf8')
     this.child.stdout.on('data', (s: string) => this.onStdout(s))
@@ -92,7 +100,9 @@ export class McpProcess {
     this.exited = new Promise((resolve) => {
       this.child.on('close', (code, signal) => {
         if (this.partial !== '') this.problems.push(`stdout ended without a newline: ${this.partial.slice(0, 200)}`)
-        for (const [k, ws] of this.waiters) for (const w of ws) w.reject(new Error(`process exited before answering id ${k}\nstderr: ${this.stderr.slice(-2000)}`))
+        for (const [k, ws] of this.waiters)
+          for (const w of ws)
+            w.reject(new Error(`process exited before answering id ${k}\nstderr: ${this.stderr.slice(-2000)}`))
         this.waiters.clear()
         resolve({ code, signal })
       })
@@ -125,7 +135,8 @@ export class McpProcess {
     // Anything with an id that is not itself a response may be answered with that id.
     if (!('id' in msg) || 'result' in msg || 'error' in msg) return
     const params = msg['params']
-    const meta = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['_meta'] : undefined
+    const meta =
+      typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['_meta'] : undefined
     const modern = typeof meta === 'object' && meta !== null && META_VERSION in meta
     let revision = modern ? MODERN : this.defaultRevision
     if (msg['method'] === 'initialize' && !this.legacyRevision && !modern) {
@@ -143,7 +154,11 @@ export class McpProcess {
     const ready = this.unclaimed.get(key(id))?.shift()
     if (ready) return Promise.resolve(ready)
     return new Promise<Response>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no response to id ${key(id)} within ${timeoutMs} ms\nstderr: ${this.stderr.slice(-2000)}`)), timeoutMs)
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`no response to id ${key(id)} within ${timeoutMs} ms\nstderr: ${this.stderr.slice(-2000)}`)),
+        timeoutMs,
+      )
       const list = this.waiters.get(key(id)) ?? []
       list.push({
         resolve: (r) => (clearTimeout(timer), resolve(r)),
@@ -181,7 +196,10 @@ export class McpProcess {
   waitForLines(count: number, timeoutMs = 10_000): Promise<void> {
     if (this.lines.length >= count) return Promise.resolve()
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${this.lines.length} of ${count} stdout lines within ${timeoutMs} ms`)), timeoutMs)
+      const timer = setTimeout(
+        () => reject(new Error(`only ${this.lines.length} of ${count} stdout lines within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
       this.lineWaiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) })
     })
   }
@@ -202,7 +220,10 @@ export class McpProcess {
   }
 
   /** Fails `t` with every problem found in stdout (schema, framing, unsolicited messages). */
-  assertValid(t: { same(a: unknown, b: unknown, msg: string): unknown }, what = 'every stdout line is valid JSON-RPC for its revision'): void {
+  assertValid(
+    t: { same(a: unknown, b: unknown, msg: string): unknown },
+    what = 'every stdout line is valid JSON-RPC for its revision',
+  ): void {
     t.same(this.problems, [], what)
   }
 
@@ -227,7 +248,8 @@ export class McpProcess {
     }
     this.values.push(value)
     if (Array.isArray(value)) {
-      if (this.defaultRevision !== '2025-03-26') this.problems.push(`a batch response outside 2025-03-26: ${line.slice(0, 200)}`)
+      if (this.defaultRevision !== '2025-03-26')
+        this.problems.push(`a batch response outside 2025-03-26: ${line.slice(0, 200)}`)
       if (value.length === 0) this.problems.push('an empty batch response')
       for (const v of value) this.onMessage(v, line)
     } else this.onMessage(value, line)
@@ -236,9 +258,11 @@ export class McpProcess {
   private onMessage(value: unknown, line: string): void {
     const id = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)['id'] : undefined
     const exp = id === null || id === undefined ? undefined : this.expected.get(key(id))?.shift()
-    if (id !== null && id !== undefined && !exp) this.problems.push(`a response to id ${key(id)}, which no outstanding request carries: ${line.slice(0, 200)}`)
+    if (id !== null && id !== undefined && !exp)
+      this.problems.push(`a response to id ${key(id)}, which no outstanding request carries: ${line.slice(0, 200)}`)
     const rev = exp?.revision ?? this.defaultRevision
-    for (const p of validateServerMessage(rev, value, exp?.method)) this.problems.push(`${p} — in ${line.slice(0, 300)}`)
+    for (const p of validateServerMessage(rev, value, exp?.method))
+      this.problems.push(`${p} — in ${line.slice(0, 300)}`)
     const r = value as Response
     if (exp?.method === 'initialize' && r.result && typeof r.result['protocolVersion'] === 'string') {
       this.legacyRevision ??= r.result['protocolVersion'] as Revision
@@ -269,7 +293,11 @@ export interface Session {
   req(method: string, params?: Record<string, unknown>, id?: Id): Promise<Response>
 }
 
-export async function openSession(t: { teardown: (f: () => void) => void }, revision: Revision, opts: StartOptions = {}): Promise<Session> {
+export async function openSession(
+  t: { teardown: (f: () => void) => void },
+  revision: Revision,
+  opts: StartOptions = {},
+): Promise<Session> {
   const p = startMcp(t, opts)
   const modern = revision === MODERN
   const init = modern ? undefined : await p.initialize(revision)
@@ -278,6 +306,7 @@ export async function openSession(t: { teardown: (f: () => void) => void }, revi
     revision,
     modern,
     init,
-    req: (method, params = {}, id) => p.request(method, params, { era: modern ? 'modern' : 'legacy', ...(id !== undefined ? { id } : {}) }),
+    req: (method, params = {}, id) =>
+      p.request(method, params, { era: modern ? 'modern' : 'legacy', ...(id !== undefined ? { id } : {}) }),
   }
 }

@@ -68,7 +68,9 @@ function compiledFor(rev: Revision): Compiled {
 export function validateDefinition(rev: Revision, name: string, value: unknown): string[] {
   const v = compiledFor(rev).get(name)
   if (v(value)) return []
-  return (v.errors ?? []).slice(0, 8).map((e) => `${rev} ${name}${e.instancePath || '/'} ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`)
+  return (v.errors ?? [])
+    .slice(0, 8)
+    .map((e) => `${rev} ${name}${e.instancePath || '/'} ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`)
 }
 
 export function hasDefinition(rev: Revision, name: string): boolean {
@@ -104,7 +106,8 @@ export function validateServerMessage(rev: Revision, msg: unknown, requestMethod
     let checked: Record<string, unknown> = msg
     if (msg['id'] === null) {
       const code = isObject(msg['error']) ? msg['error']['code'] : undefined
-      if (code !== -32700 && code !== -32600) return [`id null is only allowed for -32700/-32600, got code ${JSON.stringify(code)}`]
+      if (code !== -32700 && code !== -32600)
+        return [`id null is only allowed for -32700/-32600, got code ${JSON.stringify(code)}`]
       const { id: _null, ...rest } = msg
       checked = draft07 ? { ...rest, id: 0 } : rest
     }
@@ -118,8 +121,10 @@ export function validateServerMessage(rev: Revision, msg: unknown, requestMethod
   const problems = validateDefinition(rev, resultEnvelope, msg)
   if (requestMethod !== undefined) {
     const def = RESULT_OF[requestMethod]
-    if (!def) problems.push(`a result answered ${requestMethod}, which has no result definition (it should have been an error)`)
-    else if (!hasDefinition(rev, def)) problems.push(`a result answered ${requestMethod}, which revision ${rev} does not define (${def})`)
+    if (!def)
+      problems.push(`a result answered ${requestMethod}, which has no result definition (it should have been an error)`)
+    else if (!hasDefinition(rev, def))
+      problems.push(`a result answered ${requestMethod}, which revision ${rev} does not define (${def})`)
     else problems.push(...validateDefinition(rev, def, msg['result']))
   }
   return problems

@@ -23,7 +23,10 @@ export interface RecordingServer {
  * `body: 'buffer'` reads the whole body before `answer` runs (and records it); 'stream' (the
  * default) calls `answer` at once, so it can hold, stream or forward the request.
  */
-export async function recordingServer(answer: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void, o: { body?: 'buffer' | 'stream' } = {}): Promise<RecordingServer> {
+export async function recordingServer(
+  answer: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void,
+  o: { body?: 'buffer' | 'stream' } = {},
+): Promise<RecordingServer> {
   const requests: Seen[] = []
   let closedSockets = 0
   const server = http.createServer((req, res) => {

@@ -57,6 +57,7 @@ export function createTestHost(o: TestHostOptions): TestHost {
   return {
     host,
     logs,
-    call: (name, args, signal) => host.callTool(name, args, { signal: signal ?? new AbortController().signal, structured: true, requestId: 1 }),
+    call: (name, args, signal) =>
+      host.callTool(name, args, { signal: signal ?? new AbortController().signal, structured: true, requestId: 1 }),
   }
 }

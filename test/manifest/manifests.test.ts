@@ -58,22 +58,65 @@ t.test('checkManifests refuses each class of mistake', async (t) => {
   if (!tool) throw new Error('core has no tool')
   const plugins = { host: { handlers: ['server_info'], hasOperation: false } }
   t.same(checkManifests([core], plugins), [], 'the real manifest passes')
-  const cases: [string, GroupManifest[], typeof plugins | Record<string, { handlers: string[]; hasOperation: boolean }>, RegExp][] = [
+  const cases: [
+    string,
+    GroupManifest[],
+    typeof plugins | Record<string, { handlers: string[]; hasOperation: boolean }>,
+    RegExp,
+  ][] = [
     ['duplicate tool', [core, { ...core, group: 'other' }], plugins, /already used/],
-    ['bad name', [{ ...core, tools: [{ ...tool, name: 'Bad' }] }], { host: { handlers: ['Bad'], hasOperation: false } }, /must match/],
-    ['root not object', [{ ...core, tools: [{ ...tool, input: { ...tool.input, type: 'array' as 'object' } }] }], plugins, /root must be type "object"/],
-    ['$ref', [{ ...core, tools: [{ ...tool, input: { type: 'object', properties: { a: { $ref: '#/x' } } } }] }], plugins, /\$ref/],
-    ['root anyOf', [{ ...core, tools: [{ ...tool, input: { type: 'object', properties: {}, anyOf: [] } }] }], plugins, /anyOf/],
-    ['missing annotation', [{ ...core, tools: [{ ...tool, annotations: { readOnlyHint: true } as never }] }], plugins, /destructiveHint must be set/],
+    [
+      'bad name',
+      [{ ...core, tools: [{ ...tool, name: 'Bad' }] }],
+      { host: { handlers: ['Bad'], hasOperation: false } },
+      /must match/,
+    ],
+    [
+      'root not object',
+      [{ ...core, tools: [{ ...tool, input: { ...tool.input, type: 'array' as 'object' } }] }],
+      plugins,
+      /root must be type "object"/,
+    ],
+    [
+      '$ref',
+      [{ ...core, tools: [{ ...tool, input: { type: 'object', properties: { a: { $ref: '#/x' } } } }] }],
+      plugins,
+      /\$ref/,
+    ],
+    [
+      'root anyOf',
+      [{ ...core, tools: [{ ...tool, input: { type: 'object', properties: {}, anyOf: [] } }] }],
+      plugins,
+      /anyOf/,
+    ],
+    [
+      'missing annotation',
+      [{ ...core, tools: [{ ...tool, annotations: { readOnlyHint: true } as never }] }],
+      plugins,
+      /destructiveHint must be set/,
+    ],
     ['unknown plugin', [{ ...core, plugin: 'nope' }], plugins, /plugin "nope" does not exist/],
-    ['handler without tool', [core], { host: { handlers: ['server_info', 'orphan'], hasOperation: false } }, /handler "orphan" serves no tool/],
+    [
+      'handler without tool',
+      [core],
+      { host: { handlers: ['server_info', 'orphan'], hasOperation: false } },
+      /handler "orphan" serves no tool/,
+    ],
     ['tool without handler', [core], { host: { handlers: [], hasOperation: false } }, /no handler/],
-    ['policy arg not an input', [{ ...core, tools: [{ ...tool, repoArg: 'repo' }] }], plugins, /"repo" is named for policy/],
+    [
+      'policy arg not an input',
+      [{ ...core, tools: [{ ...tool, repoArg: 'repo' }] }],
+      plugins,
+      /"repo" is named for policy/,
+    ],
   ]
   for (const [label, ms, p, re] of cases) t.match(checkManifests(ms, p).join('\n'), re, label)
 })
 
 t.test('docs/tools.md is what the build would write', async (t) => {
-  const r = spawnSync(process.execPath, ['build.mjs', '--check-docs'], { cwd: new URL('../../', import.meta.url), encoding: 'utf8' })
+  const r = spawnSync(process.execPath, ['build.mjs', '--check-docs'], {
+    cwd: new URL('../../', import.meta.url),
+    encoding: 'utf8',
+  })
   t.equal(r.status, 0, `node build.mjs --check-docs: ${r.stderr}`)
 })

@@ -9,14 +9,27 @@ const dir = new URL('../../manifests/', import.meta.url)
 const manifests = readdirSync(dir)
   .filter((f) => f.endsWith('.json') && f !== 'manifest.schema.json')
   .sort()
-  .map((f) => JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as { group: string; access: string; tools: Record<string, unknown>[] })
+  .map(
+    (f) =>
+      JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as {
+        group: string
+        access: string
+        tools: Record<string, unknown>[]
+      },
+  )
 
 for (const m of manifests) {
   t.test(`group ${m.group}`, async (t) => {
     t.matchSnapshot(
       {
         access: m.access,
-        tools: m.tools.map((x) => ({ name: x['name'], title: x['title'], inputSchema: x['input'], outputSchema: x['output'], annotations: x['annotations'] })),
+        tools: m.tools.map((x) => ({
+          name: x['name'],
+          title: x['title'],
+          inputSchema: x['input'],
+          outputSchema: x['output'],
+          annotations: x['annotations'],
+        })),
       },
       `${m.group} wire contract`,
     )

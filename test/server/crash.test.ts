@@ -1,189 +1,269 @@
-import t from 'tap';
-import fs from 'node:fs';
-import path from 'node:path';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { buildSync } from 'esbuild';
-import { fileURLToPath } from 'node:url';
-import { makeSourceRepo, tmpdir, sh } from './helpers.ts';
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { buildSync } from 'esbuild'
+import { fileURLToPath } from 'node:url'
+import { makeSourceRepo, tmpdir, sh } from './helpers.ts'
 
 // Crash safety of the real binary: SIGKILL in the middle of a burst of writes, restart on
 // the same data directory, and check every acknowledged write is there and whole.
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-let bin = path.join(repoRoot, 'dist/ag-server.mjs');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+let bin = path.join(repoRoot, 'dist/ag-server.mjs')
 
 // The real binary, bundled from the current sources into the test's own directory (so a
 // stale or differently-bannered dist/ never decides the outcome).
 function bundle(dir: string): void {
-  bin = path.join(dir, 'ag-server.mjs');
-  buildSync({ entryPoints: [path.join(repoRoot, 'bin/ag-server.ts')], outfile: bin, bundle: true, platform: 'node', format: 'esm', target: 'node20', banner: { js: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);" }, logLevel: 'warning' });
+  bin = path.join(dir, 'ag-server.mjs')
+  buildSync({
+    entryPoints: [path.join(repoRoot, 'bin/ag-server.ts')],
+    outfile: bin,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    banner: { js: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);" },
+    logLevel: 'warning',
+  })
 }
 
-const cli = (...args: string[]): string => execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+const cli = (...args: string[]): string => execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
 
 function serve(data: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    let out = ''
+    let err = ''
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()))
     child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) resolve({ child, url: m[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
-  });
+      out += d.toString()
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m?.[1]) resolve({ child, url: m[1] })
+    })
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)))
+  })
 }
 
 t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
-  const root = tmpdir('crash');
-  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
-  bundle(root);
-  const src = makeSourceRepo(root, 2);
-  const data = path.join(root, 'data');
-  cli('init', data);
-  t.equal(fs.statSync(path.join(data, 'admin.token')).mode & 0o777, 0o600);
-  cli('repo', 'add', 'demo', '--from', src, '--data', data);
-  const tokFile = path.join(root, 'alice.tok');
-  const printed = cli('token', 'mint', '--principal', 'agent:alice', '--scopes', 'read,workspace,propose,coordinate', '--repos', 'demo', '--ttl', '1h', '--out', tokFile, '--data', data);
-  const token = fs.readFileSync(tokFile, 'utf8').trim();
-  t.equal(fs.statSync(tokFile).mode & 0o777, 0o600, 'token file is 0600');
-  t.notOk(printed.includes(token), 'mint prints nothing secret');
-  t.match(token, /^agwp_/);
-  cli('role', 'set', '--repo', 'demo', '--principal', 'agent:alice', '--role', 'contributor', '--data', data);
+  const root = tmpdir('crash')
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
+  bundle(root)
+  const src = makeSourceRepo(root, 2)
+  const data = path.join(root, 'data')
+  cli('init', data)
+  t.equal(fs.statSync(path.join(data, 'admin.token')).mode & 0o777, 0o600)
+  cli('repo', 'add', 'demo', '--from', src, '--data', data)
+  const tokFile = path.join(root, 'alice.tok')
+  const printed = cli(
+    'token',
+    'mint',
+    '--principal',
+    'agent:alice',
+    '--scopes',
+    'read,workspace,propose,coordinate',
+    '--repos',
+    'demo',
+    '--ttl',
+    '1h',
+    '--out',
+    tokFile,
+    '--data',
+    data,
+  )
+  const token = fs.readFileSync(tokFile, 'utf8').trim()
+  t.equal(fs.statSync(tokFile).mode & 0o777, 0o600, 'token file is 0600')
+  t.notOk(printed.includes(token), 'mint prints nothing secret')
+  t.match(token, /^agwp_/)
+  cli('role', 'set', '--repo', 'demo', '--principal', 'agent:alice', '--role', 'contributor', '--data', data)
   // A human maintainer integrates alice's proposals during the burst (no review needed).
-  const monaFile = path.join(root, 'mona.tok');
-  cli('token', 'mint', '--principal', 'human:mona', '--scopes', 'read,integrate', '--repos', 'demo', '--ttl', '1h', '--out', monaFile, '--data', data);
-  const mona = fs.readFileSync(monaFile, 'utf8').trim();
-  cli('role', 'set', '--repo', 'demo', '--principal', 'human:mona', '--role', 'maintainer', '--data', data);
-  cli('policy', 'set', '--repo', 'demo', '--required-approvals', '0', '--data', data);
-  const taskIds: string[] = [cli('task', 'add', '--repo', 'demo', '--title', 't-cli', '--data', data).trim()];
-  t.match(taskIds[0], /^task-[0-9]+$/);
+  const monaFile = path.join(root, 'mona.tok')
+  cli(
+    'token',
+    'mint',
+    '--principal',
+    'human:mona',
+    '--scopes',
+    'read,integrate',
+    '--repos',
+    'demo',
+    '--ttl',
+    '1h',
+    '--out',
+    monaFile,
+    '--data',
+    data,
+  )
+  const mona = fs.readFileSync(monaFile, 'utf8').trim()
+  cli('role', 'set', '--repo', 'demo', '--principal', 'human:mona', '--role', 'maintainer', '--data', data)
+  cli('policy', 'set', '--repo', 'demo', '--required-approvals', '0', '--data', data)
+  const taskIds: string[] = [cli('task', 'add', '--repo', 'demo', '--title', 't-cli', '--data', data).trim()]
+  t.match(taskIds[0], /^task-[0-9]+$/)
 
-  const first = await serve(data);
+  const first = await serve(data)
   // More tasks through the admin API of the running server (the CLI's online mode is
   // exercised once, the rest is fast).
-  t.equal(cli('task', 'add', '--repo', 'demo', '--title', 't-online', '--data', data).trim(), 'task-2');
-  const admin = fs.readFileSync(path.join(data, 'admin.token'), 'utf8').trim();
+  t.equal(cli('task', 'add', '--repo', 'demo', '--title', 't-online', '--data', data).trim(), 'task-2')
+  const admin = fs.readFileSync(path.join(data, 'admin.token'), 'utf8').trim()
   for (let i = 0; i < 300; i++) {
-    const r = await fetch(`${first.url}/admin/repos/demo/tasks`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ title: `t${i}` }) });
-    taskIds.push(((await r.json()) as { id: string }).id);
+    const r = await fetch(`${first.url}/admin/repos/demo/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: `t${i}` }),
+    })
+    taskIds.push(((await r.json()) as { id: string }).id)
   }
-  const call = async (url: string, method: string, p: string, body?: unknown, as = token): Promise<{ status: number; body: any }> => {
-    const r = await fetch(url + p, { method, headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    return { status: r.status, body: await r.json() };
-  };
-  const ws = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id as string;
+  const call = async (
+    url: string,
+    method: string,
+    p: string,
+    body?: unknown,
+    as = token,
+  ): Promise<{ status: number; body: any }> => {
+    const r = await fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    })
+    return { status: r.status, body: await r.json() }
+  }
+  const ws = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id as string
 
-  const acked = { claims: new Map<string, string>(), writes: new Map<string, string>(), proposals: new Map<string, string>(), integrations: new Map<string, string>() };
-  let killed = false;
+  const acked = {
+    claims: new Map<string, string>(),
+    writes: new Map<string, string>(),
+    proposals: new Map<string, string>(),
+    integrations: new Map<string, string>(),
+  }
+  let killed = false
   const worker = async (kind: number): Promise<void> => {
     for (let i = 0; !killed && i < 1000; i++) {
       try {
         if (kind === 0) {
-          const task = taskIds[i];
-          if (!task) return;
-          const r = await call(first.url, 'POST', `/tasks/${task}/claim`, {});
-          if (r.status === 201) acked.claims.set(task, r.body.run_id);
+          const task = taskIds[i]
+          if (!task) return
+          const r = await call(first.url, 'POST', `/tasks/${task}/claim`, {})
+          if (r.status === 201) acked.claims.set(task, r.body.run_id)
         } else if (kind === 1) {
-          const p = `burst/f${i}.txt`;
-          const r = await call(first.url, 'PUT', `/workspaces/${ws}/files`, { path: p, content: `content ${i}\n` });
-          if (r.status === 200) acked.writes.set(p, r.body.blob);
+          const p = `burst/f${i}.txt`
+          const r = await call(first.url, 'PUT', `/workspaces/${ws}/files`, { path: p, content: `content ${i}\n` })
+          if (r.status === 200) acked.writes.set(p, r.body.blob)
         } else if (kind === 2) {
-          const w = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id;
-          await call(first.url, 'PUT', `/workspaces/${w}/files`, { path: `p${i}.txt`, content: `${i}\n` });
-          const r = await call(first.url, 'POST', `/workspaces/${w}/proposals`, { title: `p${i}` });
-          if (r.status === 201) acked.proposals.set(r.body.id, r.body.head);
+          const w = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id
+          await call(first.url, 'PUT', `/workspaces/${w}/files`, { path: `p${i}.txt`, content: `${i}\n` })
+          const r = await call(first.url, 'POST', `/workspaces/${w}/proposals`, { title: `p${i}` })
+          if (r.status === 201) acked.proposals.set(r.body.id, r.body.head)
         } else {
           // propose, then integrate (merge strategy: the proposal head becomes reachable
           // from main exactly when the integration happened)
-          const w = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id;
-          await call(first.url, 'PUT', `/workspaces/${w}/files`, { path: `int/i${kind}-${i}.txt`, content: `${i}\n` });
-          const pr = await call(first.url, 'POST', `/workspaces/${w}/proposals`, { title: `i${kind}-${i}` });
-          if (pr.status !== 201) continue;
-          acked.proposals.set(pr.body.id, pr.body.head);
-          const r = await call(first.url, 'POST', `/proposals/${pr.body.id}/integrate`, { strategy: 'merge' }, mona);
-          if (r.status === 200) acked.integrations.set(pr.body.id, r.body.commit);
+          const w = (await call(first.url, 'POST', '/repos/demo/workspaces', {})).body.id
+          await call(first.url, 'PUT', `/workspaces/${w}/files`, { path: `int/i${kind}-${i}.txt`, content: `${i}\n` })
+          const pr = await call(first.url, 'POST', `/workspaces/${w}/proposals`, { title: `i${kind}-${i}` })
+          if (pr.status !== 201) continue
+          acked.proposals.set(pr.body.id, pr.body.head)
+          const r = await call(first.url, 'POST', `/proposals/${pr.body.id}/integrate`, { strategy: 'merge' }, mona)
+          if (r.status === 200) acked.integrations.set(pr.body.id, r.body.commit)
         }
       } catch {
-        return; // connection died with the server
+        return // connection died with the server
       }
     }
-  };
-  const workers = [0, 1, 1, 2, 2, 3, 4].map(worker);
+  }
+  const workers = [0, 1, 1, 2, 2, 3, 4].map(worker)
   // Let the burst run until each kind of write has been acknowledged a few times (bounded
   // wait: the machine may be busy), then kill without warning while requests are in flight.
-  const started = Date.now();
-  while (Date.now() - started < 15_000 && !(acked.claims.size >= 5 && acked.writes.size >= 5 && acked.proposals.size >= 3 && acked.integrations.size >= 3)) await new Promise((r) => setTimeout(r, 20));
-  killed = true;
-  const exited = new Promise((r) => first.child.once('exit', r));
-  first.child.kill('SIGKILL');
-  await Promise.all(workers);
-  await exited;
-  t.ok(acked.claims.size > 0 && acked.writes.size > 0 && acked.proposals.size > 0 && acked.integrations.size > 0, `burst acknowledged writes (${acked.claims.size} claims, ${acked.writes.size} writes, ${acked.proposals.size} proposals, ${acked.integrations.size} integrations)`);
+  const started = Date.now()
+  while (
+    Date.now() - started < 15_000 &&
+    !(acked.claims.size >= 5 && acked.writes.size >= 5 && acked.proposals.size >= 3 && acked.integrations.size >= 3)
+  )
+    await new Promise((r) => setTimeout(r, 20))
+  killed = true
+  const exited = new Promise((r) => first.child.once('exit', r))
+  first.child.kill('SIGKILL')
+  await Promise.all(workers)
+  await exited
+  t.ok(
+    acked.claims.size > 0 && acked.writes.size > 0 && acked.proposals.size > 0 && acked.integrations.size > 0,
+    `burst acknowledged writes (${acked.claims.size} claims, ${acked.writes.size} writes, ${acked.proposals.size} proposals, ${acked.integrations.size} integrations)`,
+  )
 
-  const second = await serve(data);
-  t.teardown(() => void second.child.kill('SIGKILL'));
+  const second = await serve(data)
+  t.teardown(() => void second.child.kill('SIGKILL'))
   for (const [task, run] of acked.claims) {
-    const r = await call(second.url, 'GET', `/tasks/${task}`);
-    t.equal(r.body.run_id, run, `claim of ${task} survived`);
+    const r = await call(second.url, 'GET', `/tasks/${task}`)
+    t.equal(r.body.run_id, run, `claim of ${task} survived`)
   }
-  const wsView = (await call(second.url, 'GET', `/workspaces/${ws}`)).body;
-  const blobs = new Map<string, string>(wsView.changes.map((c: { path: string; blob: string }) => [c.path, c.blob]));
-  let writesOk = 0;
-  for (const [p, blob] of acked.writes) if (blobs.get(p) === blob) writesOk++;
-  t.equal(writesOk, acked.writes.size, 'every acknowledged file write survived');
+  const wsView = (await call(second.url, 'GET', `/workspaces/${ws}`)).body
+  const blobs = new Map<string, string>(wsView.changes.map((c: { path: string; blob: string }) => [c.path, c.blob]))
+  let writesOk = 0
+  for (const [p, blob] of acked.writes) if (blobs.get(p) === blob) writesOk++
+  t.equal(writesOk, acked.writes.size, 'every acknowledged file write survived')
   for (const [p] of blobs) {
-    const r = await call(second.url, 'GET', `/workspaces/${ws}/file?path=${encodeURIComponent(p)}`);
-    t.equal(r.status, 200, `${p} readable (object present)`);
-    if (r.status !== 200) break;
+    const r = await call(second.url, 'GET', `/workspaces/${ws}/file?path=${encodeURIComponent(p)}`)
+    t.equal(r.status, 200, `${p} readable (object present)`)
+    if (r.status !== 200) break
   }
-  const bare = path.join(data, 'repos/demo.git');
+  const bare = path.join(data, 'repos/demo.git')
   for (const [id, head] of acked.proposals) {
-    const r = await call(second.url, 'GET', `/proposals/${id}`);
-    t.equal(r.body.head, head, `proposal ${id} survived`);
-    t.equal(sh(bare, 'rev-parse', `refs/proposals/${id}`).trim(), head);
+    const r = await call(second.url, 'GET', `/proposals/${id}`)
+    t.equal(r.body.head, head, `proposal ${id} survived`)
+    t.equal(sh(bare, 'rev-parse', `refs/proposals/${id}`).trim(), head)
   }
   // Nothing half-written: every recorded proposal's commit exists and every run a task points to exists.
-  const all = (await call(second.url, 'GET', '/repos/demo/proposals?limit=500')).body.proposals as { id: string; head: string }[];
-  for (const p of all) t.equal(sh(bare, 'cat-file', '-t', p.head).trim(), 'commit', `${p.id} head is a commit`);
+  const all = (await call(second.url, 'GET', '/repos/demo/proposals?limit=500')).body.proposals as {
+    id: string
+    head: string
+  }[]
+  for (const p of all) t.equal(sh(bare, 'cat-file', '-t', p.head).trim(), 'commit', `${p.id} head is a commit`)
   // Integrations are crash-consistent: the store and the branch agree on every proposal.
   for (const [id, commit] of acked.integrations) {
-    const r = await call(second.url, 'GET', `/proposals/${id}`);
-    t.same([r.body.state, r.body.integrated?.commit], ['integrated', commit], `integration of ${id} survived`);
+    const r = await call(second.url, 'GET', `/proposals/${id}`)
+    t.same([r.body.state, r.body.integrated?.commit], ['integrated', commit], `integration of ${id} survived`)
   }
   const onMain = (c: string): boolean => {
     try {
-      sh(bare, 'merge-base', '--is-ancestor', c, 'refs/heads/main');
-      return true;
+      sh(bare, 'merge-base', '--is-ancestor', c, 'refs/heads/main')
+      return true
     } catch {
-      return false;
+      return false
     }
-  };
-  const inconsistent: string[] = [];
+  }
+  const inconsistent: string[] = []
   for (const p of all) {
-    const full = (await call(second.url, 'GET', `/proposals/${p.id}`)).body;
-    if (full.state === 'integrated' && !onMain(full.integrated.commit)) inconsistent.push(`${p.id} integrated but ${full.integrated.commit} is not on main`);
-    if (full.state === 'open' && onMain(full.head)) inconsistent.push(`${p.id} open but its head is on main`);
+    const full = (await call(second.url, 'GET', `/proposals/${p.id}`)).body
+    if (full.state === 'integrated' && !onMain(full.integrated.commit))
+      inconsistent.push(`${p.id} integrated but ${full.integrated.commit} is not on main`)
+    if (full.state === 'open' && onMain(full.head)) inconsistent.push(`${p.id} open but its head is on main`)
   }
   // Every integration commit on main's first-parent chain is recorded on its proposal.
-  const firstParent = sh(bare, 'log', '--first-parent', '--format=%H %s', 'refs/heads/main').trim().split('\n');
-  let merges = 0;
+  const firstParent = sh(bare, 'log', '--first-parent', '--format=%H %s', 'refs/heads/main').trim().split('\n')
+  let merges = 0
   for (const line of firstParent) {
-    const m = /^([0-9a-f]{40}) Integrate (pr-[0-9]+):/.exec(line);
-    if (!m) continue;
-    merges++;
-    const full = (await call(second.url, 'GET', `/proposals/${m[2]}`)).body;
-    if (full.state !== 'integrated' || full.integrated.commit !== m[1]) inconsistent.push(`${m[2]} merged as ${m[1]} but recorded ${full.state} ${full.integrated?.commit ?? ''}`);
+    const m = /^([0-9a-f]{40}) Integrate (pr-[0-9]+):/.exec(line)
+    if (!m) continue
+    merges++
+    const full = (await call(second.url, 'GET', `/proposals/${m[2]}`)).body
+    if (full.state !== 'integrated' || full.integrated.commit !== m[1])
+      inconsistent.push(`${m[2]} merged as ${m[1]} but recorded ${full.state} ${full.integrated?.commit ?? ''}`)
   }
-  t.same(inconsistent, [], `store and branch agree after the crash (${merges} integration merges on main)`);
-  t.same((await call(second.url, 'GET', '/repos/demo/proposals?limit=500&state=integrated')).body.proposals.length >= acked.integrations.size, true);
-  const tasks = (await call(second.url, 'GET', '/repos/demo/tasks?limit=500')).body.tasks as { id: string; run_id?: string }[];
-  for (const task of tasks.filter((x) => x.run_id)) t.equal((await call(second.url, 'GET', `/runs/${task.run_id}`)).status, 200);
-  t.equal(sh(bare, 'fsck', '--connectivity-only', '--no-progress', '--no-dangling').trim(), '', 'repository is intact');
+  t.same(inconsistent, [], `store and branch agree after the crash (${merges} integration merges on main)`)
+  t.same(
+    (await call(second.url, 'GET', '/repos/demo/proposals?limit=500&state=integrated')).body.proposals.length >=
+      acked.integrations.size,
+    true,
+  )
+  const tasks = (await call(second.url, 'GET', '/repos/demo/tasks?limit=500')).body.tasks as {
+    id: string
+    run_id?: string
+  }[]
+  for (const task of tasks.filter((x) => x.run_id))
+    t.equal((await call(second.url, 'GET', `/runs/${task.run_id}`)).status, 200)
+  t.equal(sh(bare, 'fsck', '--connectivity-only', '--no-progress', '--no-dangling').trim(), '', 'repository is intact')
   // The restarted server keeps working.
-  const fresh = await call(second.url, 'POST', '/repos/demo/workspaces', {});
-  t.equal(fresh.status, 201);
-  second.child.kill('SIGKILL');
-});
+  const fresh = await call(second.url, 'POST', '/repos/demo/workspaces', {})
+  t.equal(fresh.status, 201)
+  second.child.kill('SIGKILL')
+})

@@ -1,14 +1,14 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import schema from '../../contract/agwp-v1.schema.json' with { type: 'json' };
-import { startServer, type RunningServer, type ServerOptions } from '../../server/src/http.ts';
-import { initDataDir } from '../../server/src/datadir.ts';
-import { adminMint, adminSetRole, adminSetPolicy, repoAdd } from '../../server/src/admin.ts';
-import { Store } from '../../server/src/store.ts';
-import type { Policy, Role, Scope } from '../../server/src/types.ts';
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import schema from '../../contract/agwp-v1.schema.json' with { type: 'json' }
+import { startServer, type RunningServer, type ServerOptions } from '../../server/src/http.ts'
+import { initDataDir } from '../../server/src/datadir.ts'
+import { adminMint, adminSetRole, adminSetPolicy, repoAdd } from '../../server/src/admin.ts'
+import { Store } from '../../server/src/store.ts'
+import type { Policy, Role, Scope } from '../../server/src/types.ts'
 
 // Shared fixtures: real git repositories, a real data directory, a real server on loopback.
 
@@ -20,52 +20,58 @@ export const GIT_ENV = {
   GIT_COMMITTER_EMAIL: 'committer@test.invalid',
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
-};
+}
 
 export function sh(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
 }
 
 export function tmpdir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `agwp-${prefix}-`));
+  return fs.mkdtempSync(path.join(os.tmpdir(), `agwp-${prefix}-`))
 }
 
 /** A working repository with a few commits, a binary file and nested directories. */
 export function makeSourceRepo(root: string, commits = 3): string {
-  const dir = path.join(root, 'src');
-  fs.mkdirSync(dir);
-  sh(dir, 'init', '-q', '-b', 'main');
-  fs.mkdirSync(path.join(dir, 'lib/deep'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'README.md'), '# demo\nhello world\n');
-  fs.writeFileSync(path.join(dir, 'lib/util.ts'), 'export const x = 1;\n');
-  fs.writeFileSync(path.join(dir, 'lib/deep/leaf.txt'), 'leaf\n');
-  fs.writeFileSync(path.join(dir, 'logo.bin'), Buffer.from([0, 1, 2, 255, 254, 0, 7]));
-  sh(dir, 'add', '.');
-  sh(dir, 'commit', '-q', '-m', 'initial');
+  const dir = path.join(root, 'src')
+  fs.mkdirSync(dir)
+  sh(dir, 'init', '-q', '-b', 'main')
+  fs.mkdirSync(path.join(dir, 'lib/deep'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'README.md'), '# demo\nhello world\n')
+  fs.writeFileSync(path.join(dir, 'lib/util.ts'), 'export const x = 1;\n')
+  fs.writeFileSync(path.join(dir, 'lib/deep/leaf.txt'), 'leaf\n')
+  fs.writeFileSync(path.join(dir, 'logo.bin'), Buffer.from([0, 1, 2, 255, 254, 0, 7]))
+  sh(dir, 'add', '.')
+  sh(dir, 'commit', '-q', '-m', 'initial')
   for (let i = 1; i < commits; i++) {
-    fs.appendFileSync(path.join(dir, 'lib/util.ts'), `export const v${i} = ${i};\n`);
-    sh(dir, 'commit', '-q', '-am', `change ${i}`);
+    fs.appendFileSync(path.join(dir, 'lib/util.ts'), `export const v${i} = ${i};\n`)
+    sh(dir, 'commit', '-q', '-am', `change ${i}`)
   }
-  return dir;
+  return dir
 }
 
 export interface Principal {
-  principal: string;
-  role: Role | null;
-  scopes: Scope[];
+  principal: string
+  role: Role | null
+  scopes: Scope[]
 }
 
-export const ALL_AGENT: Scope[] = ['read', 'workspace', 'propose', 'coordinate'];
+export const ALL_AGENT: Scope[] = ['read', 'workspace', 'propose', 'coordinate']
 
 export interface Fixture {
-  root: string;
-  data: string;
-  server: RunningServer;
-  tokens: Record<string, string>;
+  root: string
+  data: string
+  server: RunningServer
+  tokens: Record<string, string>
   // body is `any` on purpose: tests read fields of many response shapes, and the shapes
   // themselves are checked against the contract with contractErrors().
-  api: (who: string, method: string, p: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; headers: Headers }>;
-  close: () => Promise<void>;
+  api: (
+    who: string,
+    method: string,
+    p: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => Promise<{ status: number; body: any; headers: Headers }>
+  close: () => Promise<void>
 }
 
 /**
@@ -73,47 +79,70 @@ export interface Fixture {
  * Default principals: alice (agent contributor), bob (agent contributor), rita (human reviewer),
  * mona (human maintainer), reed (agent, read scope, reader), admin (admin scope).
  */
-export async function fixture(opts: { principals?: Record<string, Principal>; policy?: Partial<Policy>; server?: Partial<ServerOptions>; commits?: number; setup?: (src: string) => void } = {}): Promise<Fixture> {
-  const root = tmpdir('fx');
-  const src = makeSourceRepo(root, opts.commits ?? 3);
-  opts.setup?.(src);
-  const data = path.join(root, 'data');
-  initDataDir(data);
-  repoAdd(data, 'demo', src);
+export async function fixture(
+  opts: {
+    principals?: Record<string, Principal>
+    policy?: Partial<Policy>
+    server?: Partial<ServerOptions>
+    commits?: number
+    setup?: (src: string) => void
+  } = {},
+): Promise<Fixture> {
+  const root = tmpdir('fx')
+  const src = makeSourceRepo(root, opts.commits ?? 3)
+  opts.setup?.(src)
+  const data = path.join(root, 'data')
+  initDataDir(data)
+  repoAdd(data, 'demo', src)
   const principals: Record<string, Principal> = opts.principals ?? {
     alice: { principal: 'agent:alice', role: 'contributor', scopes: ALL_AGENT },
     bob: { principal: 'agent:bob', role: 'contributor', scopes: ALL_AGENT },
     rita: { principal: 'human:rita', role: 'reviewer', scopes: ['read', 'review'] },
-    mona: { principal: 'human:mona', role: 'maintainer', scopes: ['read', 'review', 'integrate', 'workspace', 'propose'] },
-    maxi: { principal: 'agent:maxi', role: 'maintainer', scopes: ['read', 'workspace', 'propose', 'review', 'integrate'] },
+    mona: {
+      principal: 'human:mona',
+      role: 'maintainer',
+      scopes: ['read', 'review', 'integrate', 'workspace', 'propose'],
+    },
+    maxi: {
+      principal: 'agent:maxi',
+      role: 'maintainer',
+      scopes: ['read', 'workspace', 'propose', 'review', 'integrate'],
+    },
     reed: { principal: 'agent:reed', role: 'reader', scopes: ['read'] },
     admin: { principal: 'human:root', role: 'admin', scopes: ['read', 'admin'] },
-  };
-  const store = Store.open(path.join(data, 'state'));
-  const tokens: Record<string, string> = {};
-  for (const [name, p] of Object.entries(principals)) {
-    tokens[name] = adminMint(store, { principal: p.principal, scopes: p.scopes, repos: ['demo'], ttl_s: 3600 }).token;
-    if (p.role) adminSetRole(store, 'demo', p.principal, p.role);
   }
-  if (opts.policy) adminSetPolicy(store, 'demo', opts.policy);
-  store.close();
-  const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined, ...(opts.server ?? {}) });
+  const store = Store.open(path.join(data, 'state'))
+  const tokens: Record<string, string> = {}
+  for (const [name, p] of Object.entries(principals)) {
+    tokens[name] = adminMint(store, { principal: p.principal, scopes: p.scopes, repos: ['demo'], ttl_s: 3600 }).token
+    if (p.role) adminSetRole(store, 'demo', p.principal, p.role)
+  }
+  if (opts.policy) adminSetPolicy(store, 'demo', opts.policy)
+  store.close()
+  const server = await startServer({
+    dataDir: data,
+    host: '127.0.0.1',
+    port: 0,
+    rate: 0,
+    log: () => undefined,
+    ...(opts.server ?? {}),
+  })
   const api: Fixture['api'] = async (who, method, p, body, headers = {}) => {
-    const auth = who === '' ? {} : { authorization: `Bearer ${tokens[who] ?? who}` };
+    const auth = who === '' ? {} : { authorization: `Bearer ${tokens[who] ?? who}` }
     const res = await fetch(server.url + p, {
       method,
       headers: { ...auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
       ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
+    })
+    const text = await res.text()
+    let parsed: unknown = text
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(text)
     } catch {
       // keep text
     }
-    return { status: res.status, body: parsed, headers: res.headers };
-  };
+    return { status: res.status, body: parsed, headers: res.headers }
+  }
   return {
     root,
     data,
@@ -121,18 +150,18 @@ export async function fixture(opts: { principals?: Record<string, Principal>; po
     tokens,
     api,
     close: async () => {
-      await server.close();
-      fs.rmSync(root, { recursive: true, force: true });
+      await server.close()
+      fs.rmSync(root, { recursive: true, force: true })
     },
-  };
+  }
 }
 
-const ajv = new Ajv2020({ strict: true, allErrors: true });
-ajv.addSchema(schema);
+const ajv = new Ajv2020({ strict: true, allErrors: true })
+ajv.addSchema(schema)
 
 /** Validate a response body against a contract definition; returns the error list ('' when valid). */
 export function contractErrors(def: string, body: unknown): string {
-  const v = ajv.getSchema(`${schema.$id}#/$defs/${def}`);
-  if (!v) return `no definition ${def}`;
-  return v(body) ? '' : ajv.errorsText(v.errors);
+  const v = ajv.getSchema(`${schema.$id}#/$defs/${def}`)
+  if (!v) return `no definition ${def}`
+  return v(body) ? '' : ajv.errorsText(v.errors)
 }

@@ -1,30 +1,34 @@
-import t from 'tap';
-import { fixture } from './helpers.ts';
-import { gitSpawns } from '../../server/src/git.ts';
+import t from 'tap'
+import { fixture } from './helpers.ts'
+import { gitSpawns } from '../../server/src/git.ts'
 
 // Throughput guard: a workspace write starts no git process, a proposal exactly one
 // (the compare-and-swap update-ref of its ref); objects are written in-process.
 
-const fx = await fixture();
-t.teardown(fx.close);
-const { api } = fx;
-const total = (): Record<string, number> => Object.fromEntries(gitSpawns);
+const fx = await fixture()
+t.teardown(fx.close)
+const { api } = fx
+const total = (): Record<string, number> => Object.fromEntries(gitSpawns)
 const delta = (before: Record<string, number>): Record<string, number> => {
-  const out: Record<string, number> = {};
-  for (const [k, v] of gitSpawns) if (v !== (before[k] ?? 0)) out[k] = v - (before[k] ?? 0);
-  return out;
-};
+  const out: Record<string, number> = {}
+  for (const [k, v] of gitSpawns) if (v !== (before[k] ?? 0)) out[k] = v - (before[k] ?? 0)
+  return out
+}
 
 t.test('git processes per request', async (t) => {
-  const ws = (await api('alice', 'POST', '/repos/demo/workspaces', {})).body.id;
-  await api('alice', 'GET', `/workspaces/${ws}/file?path=README.md`); // warm the cat-file process
-  let before = total();
-  for (let i = 0; i < 5; i++) t.equal((await api('alice', 'PUT', `/workspaces/${ws}/files`, { path: `lib/deep/n${i}.ts`, content: `${i}\n` })).status, 200);
-  t.equal((await api('alice', 'PUT', `/workspaces/${ws}/files`, { path: 'README.md', content: 'x\n' })).status, 200);
-  t.same(delta(before), {}, 'workspace writes: no git process');
-  before = total();
-  const p = await api('alice', 'POST', `/workspaces/${ws}/proposals`, { title: 'spawns' });
-  t.equal(p.status, 201);
-  t.equal(p.body.mergeability, 'fast_forward');
-  t.same(delta(before), { 'update-ref': 1 }, 'propose (with its evaluation): one update-ref');
-});
+  const ws = (await api('alice', 'POST', '/repos/demo/workspaces', {})).body.id
+  await api('alice', 'GET', `/workspaces/${ws}/file?path=README.md`) // warm the cat-file process
+  let before = total()
+  for (let i = 0; i < 5; i++)
+    t.equal(
+      (await api('alice', 'PUT', `/workspaces/${ws}/files`, { path: `lib/deep/n${i}.ts`, content: `${i}\n` })).status,
+      200,
+    )
+  t.equal((await api('alice', 'PUT', `/workspaces/${ws}/files`, { path: 'README.md', content: 'x\n' })).status, 200)
+  t.same(delta(before), {}, 'workspace writes: no git process')
+  before = total()
+  const p = await api('alice', 'POST', `/workspaces/${ws}/proposals`, { title: 'spawns' })
+  t.equal(p.status, 201)
+  t.equal(p.body.mergeability, 'fast_forward')
+  t.same(delta(before), { 'update-ref': 1 }, 'propose (with its evaluation): one update-ref')
+})

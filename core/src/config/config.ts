@@ -38,7 +38,11 @@ export interface Startup {
 /** Keys a config file may never hold: a token value belongs in a 0600 file or the environment. */
 const SECRET_KEYS = /^(token|token[-_]?value|password|secret|api[-_]?key|bearer|authorization)$/i
 
-export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, looksSecret: (v: string) => boolean): Startup {
+export function loadConfig(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  looksSecret: (v: string) => boolean,
+): Startup {
   const parsed = parseArgv(argv)
   const merged: RawFlags = {}
   const configPath = parsed.flags.config
@@ -62,17 +66,25 @@ function readConfigFile(path: string, looksSecret: (v: string) => boolean): RawF
   } catch (e) {
     throw new UsageError(`--config ${path}: cannot read it as JSON (${(e as Error).message})`)
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UsageError(`--config ${path}: must hold one JSON object`)
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new UsageError(`--config ${path}: must hold one JSON object`)
   const out: RawFlags = {}
   for (const [key, value] of Object.entries(data)) {
     if (SECRET_KEYS.test(key)) {
-      throw new UsageError(`--config ${path}: key "${key}" is refused: no config key takes a token value; use "token-file" (a 0600 file) or "token-env" (a variable name)`)
+      throw new UsageError(
+        `--config ${path}: key "${key}" is refused: no config key takes a token value; use "token-file" (a 0600 file) or "token-env" (a variable name)`,
+      )
     }
     if (typeof value === 'string' && looksSecret(value)) {
-      throw new UsageError(`--config ${path}: the value of "${key}" looks like a credential; tokens go in a 0600 file named by "token-file"`)
+      throw new UsageError(
+        `--config ${path}: the value of "${key}" looks like a credential; tokens go in a 0600 file named by "token-file"`,
+      )
     }
     if (key === '$schema') continue
-    if (!(key in FLAGS) || (FLAGS[key as FlagName] as FlagSpec).cliOnly) throw new UsageError(`--config ${path}: unknown key "${key}"; keys are flag names without dashes, e.g. "max-output-bytes"`)
+    if (!(key in FLAGS) || (FLAGS[key as FlagName] as FlagSpec).cliOnly)
+      throw new UsageError(
+        `--config ${path}: unknown key "${key}"; keys are flag names without dashes, e.g. "max-output-bytes"`,
+      )
     const spec: FlagSpec = FLAGS[key as FlagName]
     out[key as FlagName] = coerce(spec, value, `--config ${path}: "${key}"`)
   }
@@ -83,7 +95,11 @@ function coerce(spec: FlagSpec, value: unknown, where: string): RawValue {
   switch (spec.type) {
     case 'list':
       if (Array.isArray(value) && value.every((x) => typeof x === 'string')) return value
-      if (typeof value === 'string') return value.split(',').map((s) => s.trim()).filter(Boolean)
+      if (typeof value === 'string')
+        return value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
       break
     case 'number':
       if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
@@ -98,12 +114,15 @@ function coerce(spec: FlagSpec, value: unknown, where: string): RawValue {
 }
 
 function build(raw: RawFlags, enable: readonly string[]): Config {
-  const get = <T extends RawValue>(name: FlagName): T | undefined => (raw[name] ?? (FLAGS[name] as FlagSpec).default) as T | undefined
+  const get = <T extends RawValue>(name: FlagName): T | undefined =>
+    (raw[name] ?? (FLAGS[name] as FlagSpec).default) as T | undefined
   const logLevel = get<string>('log-level') ?? 'info'
-  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) throw new UsageError(`--log-level must be debug, info, warn, error or silent, got "${logLevel}"`)
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel))
+    throw new UsageError(`--log-level must be debug, info, warn, error or silent, got "${logLevel}"`)
   const tokenFile = get<string>('token-file')
   const tokenEnv = get<string>('token-env')
-  if (tokenFile !== undefined && tokenEnv !== undefined) throw new UsageError('--token-file and --token-env are exclusive: name one source of the token')
+  if (tokenFile !== undefined && tokenEnv !== undefined)
+    throw new UsageError('--token-file and --token-env are exclusive: name one source of the token')
   const allowInsecureHttp = get<boolean>('allow-insecure-http') ?? false
   const upstreamRaw = get<string>('upstream')
   const config: Config = {
@@ -131,7 +150,8 @@ function build(raw: RawFlags, enable: readonly string[]): Config {
 }
 
 function atLeast(name: string, v: number | undefined, min: number): number {
-  if (v === undefined || !Number.isInteger(v) || v < min) throw new UsageError(`--${name} must be an integer of at least ${min}`)
+  if (v === undefined || !Number.isInteger(v) || v < min)
+    throw new UsageError(`--${name} must be an integer of at least ${min}`)
   return v
 }
 
@@ -150,10 +170,14 @@ export function checkUpstream(raw: string, allowInsecureHttp: boolean): string {
   try {
     url = new URL(raw)
   } catch {
-    throw new UsageError(`--upstream "${raw}" is not a URL (expected e.g. https://agentgit.example.com or http://127.0.0.1:7420)`)
+    throw new UsageError(
+      `--upstream "${raw}" is not a URL (expected e.g. https://agentgit.example.com or http://127.0.0.1:7420)`,
+    )
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--upstream must be http:// or https://, got ${url.protocol}`)
-  if (url.username !== '' || url.password !== '') throw new UsageError('--upstream must not carry credentials; use --token-file or --token-env')
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new UsageError(`--upstream must be http:// or https://, got ${url.protocol}`)
+  if (url.username !== '' || url.password !== '')
+    throw new UsageError('--upstream must not carry credentials; use --token-file or --token-env')
   if (url.search !== '' || url.hash !== '') throw new UsageError('--upstream must not have a query or fragment')
   if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !allowInsecureHttp) {
     throw new UsageError(

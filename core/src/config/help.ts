@@ -9,7 +9,9 @@ import type { Registry } from '../manifest/registry.ts'
 export async function renderHelp(name: string, registry: Registry): Promise<string> {
   let y = yargs([])
     .scriptName(name)
-    .usage(`${name} [flags]\n\nAn MCP server on stdio: tools for reading, writing and proposing changes to AgentGit repositories, within what the operator allows.`)
+    .usage(
+      `${name} [flags]\n\nAn MCP server on stdio: tools for reading, writing and proposing changes to AgentGit repositories, within what the operator allows.`,
+    )
     .wrap(100)
     .version(false)
   for (const [flag, raw] of Object.entries(FLAGS)) {
@@ -23,9 +25,18 @@ export async function renderHelp(name: string, registry: Registry): Promise<stri
     y = y.option(flag, opt)
   }
   for (const g of registry.groups.values()) {
-    if (g.access === 'flag-only') y = y.option(`enable-${g.name}`, { type: 'boolean', group: 'Flags:', describe: `Enable the ${g.name} group (${g.description}); refused through --allow, warned about on every call.` })
+    if (g.access === 'flag-only')
+      y = y.option(`enable-${g.name}`, {
+        type: 'boolean',
+        group: 'Flags:',
+        describe: `Enable the ${g.name} group (${g.description}); refused through --allow, warned about on every call.`,
+      })
   }
-  const groups = [...registry.groups.values()].map((g) => `  ${g.name.padEnd(12)} ${g.access.padEnd(10)} ${g.tools.join(', ')}`).join('\n')
-  y = y.epilogue(`Groups (access: always, default = on unless --allow leaves it out, opt-in = only when named in --allow, flag-only = only with --enable-<group>):\n${groups}\n\nThe token is never a flag value: use --token-file (re-read after a 401) or --token-env.`)
+  const groups = [...registry.groups.values()]
+    .map((g) => `  ${g.name.padEnd(12)} ${g.access.padEnd(10)} ${g.tools.join(', ')}`)
+    .join('\n')
+  y = y.epilogue(
+    `Groups (access: always, default = on unless --allow leaves it out, opt-in = only when named in --allow, flag-only = only with --enable-<group>):\n${groups}\n\nThe token is never a flag value: use --token-file (re-read after a 401) or --token-env.`,
+  )
   return `${await y.getHelp()}\n`
 }

@@ -21,7 +21,8 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   let info: ParsedArgs['info']
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}": ag-mcp takes only --flags (see --help)`)
+    if (!arg.startsWith('--'))
+      throw new UsageError(`unexpected argument "${arg}": ag-mcp takes only --flags (see --help)`)
     const eq = arg.indexOf('=')
     const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
     const inline = eq === -1 ? undefined : arg.slice(eq + 1)
@@ -37,7 +38,10 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       flags[name.slice(3) as FlagName] = false
       continue
     }
-    if (name === 'token') throw new UsageError('there is no --token flag: a token on the command line shows in process listings; use --token-file PATH (mode 0600) or --token-env NAME')
+    if (name === 'token')
+      throw new UsageError(
+        'there is no --token flag: a token on the command line shows in process listings; use --token-file PATH (mode 0600) or --token-env NAME',
+      )
     if (!(name in FLAGS)) throw new UsageError(`unknown flag --${name}${suggest(name)}`)
     const spec: FlagSpec = FLAGS[name as FlagName]
     if (spec.type === 'boolean') {
@@ -47,7 +51,8 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
     let value = inline
     if (value === undefined) {
       const next = argv[i + 1]
-      if (next === undefined || next.startsWith('--')) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type})`)
+      if (next === undefined || next.startsWith('--'))
+        throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type})`)
       value = next
       i++
     }
@@ -61,13 +66,17 @@ export function setValue(flags: RawFlags, name: FlagName, spec: FlagSpec, value:
   switch (spec.type) {
     case 'list': {
       const prior = flags[name]
-      const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '')
+      const items = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
       flags[name] = [...(Array.isArray(prior) ? prior : []), ...items]
       return
     }
     case 'number': {
       const n = Number(value)
-      if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${where} must be a non-negative number, got "${value}"`)
+      if (value.trim() === '' || !Number.isFinite(n) || n < 0)
+        throw new UsageError(`${where} must be a non-negative number, got "${value}"`)
       flags[name] = n
       return
     }

@@ -3,7 +3,15 @@
 // before any request leaves the process → plugin handler → validate output → render.
 import { INVALID_PARAMS } from '../jsonrpc/message.ts'
 import { RpcError } from '../mcp/errors.ts'
-import type { CallOptions, CallOutcome, McpHost, PromptResult, ResourceContents, ServerIdentity, ToolView } from '../mcp/host-api.ts'
+import type {
+  CallOptions,
+  CallOutcome,
+  McpHost,
+  PromptResult,
+  ResourceContents,
+  ServerIdentity,
+  ToolView,
+} from '../mcp/host-api.ts'
 import type { Registry } from '../manifest/registry.ts'
 import type { RegisteredTool } from '../manifest/types.ts'
 import type { HostInfo, Logger, ToolContext, ToolSpec } from '../plugin-api.ts'
@@ -46,30 +54,65 @@ export function createHost(o: HostOptions): McpHost {
 
   async function run(tool: RegisteredTool, args: unknown, opts: CallOptions): Promise<CallOutcome> {
     const group = o.registry.groups.get(tool.group)
-    if (!group || !o.enabled.has(tool.group)) return renderError(tool, `refused: ${group ? disabledToolMessage(tool.name, group, o.enabled, o.registry.groups) : 'its group is unknown'}`, undefined, env)
+    if (!group || !o.enabled.has(tool.group))
+      return renderError(
+        tool,
+        `refused: ${group ? disabledToolMessage(tool.name, group, o.enabled, o.registry.groups) : 'its group is unknown'}`,
+        undefined,
+        env,
+      )
     if (group.access === 'flag-only') o.log.warn(`${tool.group} tool called`, { tool: tool.name })
     const slot = o.rateLimit.take()
     if (!slot.ok) {
-      return renderError(tool, `refused by the rate limit (--rate-limit): too many tool calls; retry in ${Math.ceil(slot.retryAfterMs / 100) / 10} s.`, undefined, env)
+      return renderError(
+        tool,
+        `refused by the rate limit (--rate-limit): too many tool calls; retry in ${Math.ceil(slot.retryAfterMs / 100) / 10} s.`,
+        undefined,
+        env,
+      )
     }
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) return renderError(tool, 'refused: "arguments" must be a JSON object.', undefined, env)
+    if (typeof args !== 'object' || args === null || Array.isArray(args))
+      return renderError(tool, 'refused: "arguments" must be a JSON object.', undefined, env)
     const validators = (await loadValidators())[tool.name]
-    if (!validators) return renderError(tool, 'refused: no validator was built for this tool (a build defect; see the log).', undefined, env)
+    if (!validators)
+      return renderError(
+        tool,
+        'refused: no validator was built for this tool (a build defect; see the log).',
+        undefined,
+        env,
+      )
     if (!validators.input(args)) {
-      return renderError(tool, `refused: the arguments do not match the input schema: ${describeErrors(validators.input.errors).join('; ')}.`, undefined, env)
+      return renderError(
+        tool,
+        `refused: the arguments do not match the input schema: ${describeErrors(validators.input.errors).join('; ')}.`,
+        undefined,
+        env,
+      )
     }
     const argv = args as Record<string, unknown>
     const loaded = await o.plugins.get(tool.plugin).catch((e: unknown) => e)
     if (isPluginFailure(loaded)) return renderError(tool, `not sent: ${loaded.message}`, undefined, env)
     if (loaded instanceof Error || !loaded || typeof loaded !== 'object') {
-      o.log.error('plugin failed to load', { plugin: tool.plugin, error: loaded instanceof Error ? loaded.message : String(loaded) })
-      return renderError(tool, `failed: the ${tool.plugin} plugin could not start (see the ag-mcp log).`, undefined, env)
+      o.log.error('plugin failed to load', {
+        plugin: tool.plugin,
+        error: loaded instanceof Error ? loaded.message : String(loaded),
+      })
+      return renderError(
+        tool,
+        `failed: the ${tool.plugin} plugin could not start (see the ag-mcp log).`,
+        undefined,
+        env,
+      )
     }
     const { plugin, upstream } = loaded as Awaited<ReturnType<PluginSet['get']>>
     const ctx = new ToolCall(opts, o.log, upstream, toolSpec(tool), o.hostInfo)
     // Nothing to check (no --repo, no paths written): no extra promise on the common path.
-    const policy = o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length ? { args: argv } : await checkCallPolicy(o.policy, tool, argv, plugin, ctx)
-    if ('refusal' in policy) return renderError(tool, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
+    const policy =
+      o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length
+        ? { args: argv }
+        : await checkCallPolicy(o.policy, tool, argv, plugin, ctx)
+    if ('refusal' in policy)
+      return renderError(tool, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
     const handler = plugin.handlers[tool.name] ?? plugin.operation
     if (!handler) return renderError(tool, `failed: the ${tool.plugin} plugin has no handler for it.`, undefined, env)
     let data: unknown
@@ -79,22 +122,39 @@ export function createHost(o: HostOptions): McpHost {
       if (isPluginFailure(e)) {
         const status = e.status !== undefined ? ` ${e.status}` : ''
         const retry = e.retryAfterS !== undefined ? ` Retry after ${e.retryAfterS} s.` : ''
-        return renderError(tool, `failed: the upstream answered${status} ${e.code}.${retry} Its message, quoted:`, e.message, env)
+        return renderError(
+          tool,
+          `failed: the upstream answered${status} ${e.code}.${retry} Its message, quoted:`,
+          e.message,
+          env,
+        )
       }
       if (opts.signal.aborted) throw e
       o.log.error('handler threw', { tool: tool.name, error: e instanceof Error ? e.message : String(e) })
       return renderError(tool, 'failed inside ag-mcp (see its log); nothing more is known.', undefined, env)
     }
     if (!validators.output(data)) {
-      o.log.error('result does not match the output schema', { tool: tool.name, problems: describeErrors(validators.output.errors) })
-      return renderError(tool, 'failed: the upstream answer did not have the expected shape, so it is not shown (see the ag-mcp log).', undefined, env)
+      o.log.error('result does not match the output schema', {
+        tool: tool.name,
+        problems: describeErrors(validators.output.errors),
+      })
+      return renderError(
+        tool,
+        'failed: the upstream answer did not have the expected shape, so it is not shown (see the ag-mcp log).',
+        undefined,
+        env,
+      )
     }
     return renderSuccess(tool, data, env)
   }
 
   async function call(name: string, args: unknown, opts: CallOptions): Promise<CallOutcome> {
     const tool = o.registry.tool(name)
-    if (!tool) throw new RpcError(INVALID_PARAMS, `Invalid params: unknown tool "${clip(name)}"; tools/list shows the tools this server offers`)
+    if (!tool)
+      throw new RpcError(
+        INVALID_PARAMS,
+        `Invalid params: unknown tool "${clip(name)}"; tools/list shows the tools this server offers`,
+      )
     const t0 = performance.now()
     let outcome = 'error'
     try {
@@ -113,35 +173,66 @@ export function createHost(o: HostOptions): McpHost {
     identity: o.identity,
     instructions: o.instructions,
     tools: () => toolViews,
-    resources: () => o.registry.resources(o.enabled).map(({ uri, name, title, description, mimeType }) => ({ uri, name, description, mimeType, ...(title ? { title } : {}) })),
+    resources: () =>
+      o.registry
+        .resources(o.enabled)
+        .map(({ uri, name, title, description, mimeType }) => ({
+          uri,
+          name,
+          description,
+          mimeType,
+          ...(title ? { title } : {}),
+        })),
     resourceTemplates: () =>
-      o.registry.resourceTemplates(o.enabled).map(({ uriTemplate, name, title, description, mimeType }) => ({ uriTemplate, name, description, mimeType, ...(title ? { title } : {}) })),
+      o.registry
+        .resourceTemplates(o.enabled)
+        .map(({ uriTemplate, name, title, description, mimeType }) => ({
+          uriTemplate,
+          name,
+          description,
+          mimeType,
+          ...(title ? { title } : {}),
+        })),
     prompts: () =>
       o.registry.prompts(o.enabled).map((p) => ({
         name: p.name,
         description: p.description,
-        arguments: (p.arguments ?? []).map((a) => ({ name: a.name, description: a.description, required: a.required ?? false })),
+        arguments: (p.arguments ?? []).map((a) => ({
+          name: a.name,
+          description: a.description,
+          required: a.required ?? false,
+        })),
         ...(p.title ? { title: p.title } : {}),
       })),
     callTool: call,
     async readResource(uri: string, opts: CallOptions): Promise<ResourceContents[]> {
       for (const r of o.registry.resources(o.enabled)) {
-        if (r.uri === uri) return resourceContents(uri, r.mimeType, await call(r.tool, { ...(r.arguments ?? {}) }, opts))
+        if (r.uri === uri)
+          return resourceContents(uri, r.mimeType, await call(r.tool, { ...(r.arguments ?? {}) }, opts))
       }
       for (const t of o.registry.resourceTemplates(o.enabled)) {
         const vars = matchTemplate(t.uriTemplate, uri)
-        if (vars) return resourceContents(uri, t.mimeType, await call(t.tool, { ...(t.arguments ?? {}), ...vars }, opts))
+        if (vars)
+          return resourceContents(uri, t.mimeType, await call(t.tool, { ...(t.arguments ?? {}), ...vars }, opts))
       }
-      throw new RpcError(INVALID_PARAMS, `Invalid params: no resource matches "${clip(uri)}"; resources/list and resources/templates/list show what can be read`)
+      throw new RpcError(
+        INVALID_PARAMS,
+        `Invalid params: no resource matches "${clip(uri)}"; resources/list and resources/templates/list show what can be read`,
+      )
     },
     getPrompt(name: string, args: Record<string, string>): PromptResult {
       const p = o.registry.prompts(o.enabled).find((x) => x.name === name)
       if (!p) throw new RpcError(INVALID_PARAMS, `Invalid params: unknown prompt "${clip(name)}"`)
       for (const a of p.arguments ?? []) {
-        if (a.required && (args[a.name] === undefined || args[a.name] === '')) throw new RpcError(INVALID_PARAMS, `Invalid params: prompt ${p.name} needs argument "${a.name}"`)
+        if (a.required && (args[a.name] === undefined || args[a.name] === ''))
+          throw new RpcError(INVALID_PARAMS, `Invalid params: prompt ${p.name} needs argument "${a.name}"`)
       }
-      const fill = (text: string): string => text.replace(/\{\{([a-z0-9_]+)\}\}/g, (_, k: string) => o.scrubber.scrub(sanitizeText(args[k] ?? '').text))
-      return { description: p.description, messages: p.messages.map((m) => ({ role: m.role, content: { type: 'text', text: fill(m.text) } })) }
+      const fill = (text: string): string =>
+        text.replace(/\{\{([a-z0-9_]+)\}\}/g, (_, k: string) => o.scrubber.scrub(sanitizeText(args[k] ?? '').text))
+      return {
+        description: p.description,
+        messages: p.messages.map((m) => ({ role: m.role, content: { type: 'text', text: fill(m.text) } })),
+      }
     },
   }
 }
@@ -166,14 +257,24 @@ const specs = new WeakMap<RegisteredTool, ToolSpec>()
 function toolSpec(tool: RegisteredTool): ToolSpec {
   let spec = specs.get(tool)
   if (!spec) {
-    spec = { name: tool.name, group: tool.group, dataKind: tool.dataKind, ...(tool.operation ? { operation: tool.operation } : {}), ...(tool.repoArg !== undefined ? { repoArg: tool.repoArg } : {}) }
+    spec = {
+      name: tool.name,
+      group: tool.group,
+      dataKind: tool.dataKind,
+      ...(tool.operation ? { operation: tool.operation } : {}),
+      ...(tool.repoArg !== undefined ? { repoArg: tool.repoArg } : {}),
+    }
     specs.set(tool, spec)
   }
   return spec
 }
 
 function resourceContents(uri: string, mimeType: string, outcome: CallOutcome): ResourceContents[] {
-  if (outcome.isError) throw new RpcError(INVALID_PARAMS, `Invalid params: ${outcome.text.split('\n')[0] ?? 'the resource could not be read'}`)
+  if (outcome.isError)
+    throw new RpcError(
+      INVALID_PARAMS,
+      `Invalid params: ${outcome.text.split('\n')[0] ?? 'the resource could not be read'}`,
+    )
   return [{ uri, mimeType, text: outcome.text }]
 }
 

@@ -45,7 +45,13 @@ export async function checkCallPolicy(
   return 'rule' in r ? { refusal: r } : { args: r.args }
 }
 
-async function check(p: CallPolicy, tool: RegisteredTool, args: Record<string, unknown>, plugin: Plugin, ctx: ToolContext): Promise<Refusal | { args: Record<string, unknown> }> {
+async function check(
+  p: CallPolicy,
+  tool: RegisteredTool,
+  args: Record<string, unknown>,
+  plugin: Plugin,
+  ctx: ToolContext,
+): Promise<Refusal | { args: Record<string, unknown> }> {
   const writeArgs = tool.writePathArgs ?? []
   const repo = tool.repoArg !== undefined ? args[tool.repoArg] : undefined
   if (p.repoGlobs.length === 0 && writeArgs.length === 0) return { args }
@@ -53,13 +59,17 @@ async function check(p: CallPolicy, tool: RegisteredTool, args: Record<string, u
   // a proposal, …) would otherwise act on whatever repository the id belongs to. The named
   // repository is checked below and sent along, and the server refuses an id outside it.
   if (p.repoGlobs.length > 0 && tool.repoArg !== undefined && (repo === undefined || repo === '')) {
-    return { rule: '--repo', reason: `this server may only touch repositories matching ${p.repoGlobs.join(', ')}; pass ${tool.repoArg} (the repository the call acts on: for an id, the one it belongs to).` }
+    return {
+      rule: '--repo',
+      reason: `this server may only touch repositories matching ${p.repoGlobs.join(', ')}; pass ${tool.repoArg} (the repository the call acts on: for an id, the one it belongs to).`,
+    }
   }
   pathsModule ??= import('../policy/paths.ts')
   const paths = await pathsModule
   if (typeof repo === 'string' && p.repoGlobs.length > 0) {
     const r = paths.checkRepo(repo, await matcherFor(paths, p.repoGlobs))
-    if (!r.ok) return { rule: '--repo', reason: `${r.reason} Allowed repositories: ${p.repoGlobs.join(', ')}.`, value: repo }
+    if (!r.ok)
+      return { rule: '--repo', reason: `${r.reason} Allowed repositories: ${p.repoGlobs.join(', ')}.`, value: repo }
   }
   if (writeArgs.length === 0) return { args }
   const matcher = p.writeGlobs.length > 0 ? await matcherFor(paths, p.writeGlobs) : undefined
@@ -69,11 +79,16 @@ async function check(p: CallPolicy, tool: RegisteredTool, args: Record<string, u
     const v = args[a]
     if (v === undefined) continue
     const list = Array.isArray(v) ? v : [v]
-    if (!list.every((x): x is string => typeof x === 'string')) return { rule: 'path safety', reason: `"${a}" must name paths as strings.` }
+    if (!list.every((x): x is string => typeof x === 'string'))
+      return { rule: 'path safety', reason: `"${a}" must name paths as strings.` }
     const w = paths.checkWritePaths(list, matcher)
     if (!w.ok) {
       const allowed = matcher ? ` Allowed write paths: ${p.writeGlobs.join(', ')}.` : ''
-      return { rule: w.reason.startsWith('path') ? 'path safety' : '--write-path', reason: `${w.reason}${allowed}`, value: w.value }
+      return {
+        rule: w.reason.startsWith('path') ? 'path safety' : '--write-path',
+        reason: `${w.reason}${allowed}`,
+        value: w.value,
+      }
     }
     sent[a] = Array.isArray(v) ? w.paths : w.paths[0]
     checked.push(...w.paths)
@@ -81,10 +96,26 @@ async function check(p: CallPolicy, tool: RegisteredTool, args: Record<string, u
   if (!p.requireLease) return { args: sent }
   const leaseId = tool.leaseArg !== undefined ? args[tool.leaseArg] : undefined
   if (typeof leaseId !== 'string' || leaseId === '') {
-    return { rule: '--require-lease', reason: `writes need a lease: acquire one over the path(s) with the lease tool, then pass its id as "${tool.leaseArg ?? 'lease_id'}".` }
+    return {
+      rule: '--require-lease',
+      reason: `writes need a lease: acquire one over the path(s) with the lease tool, then pass its id as "${tool.leaseArg ?? 'lease_id'}".`,
+    }
   }
-  if (!plugin.confirmLease) return { rule: '--require-lease', reason: `the ${tool.plugin} plugin cannot confirm leases, so no write can be made under --require-lease.` }
+  if (!plugin.confirmLease)
+    return {
+      rule: '--require-lease',
+      reason: `the ${tool.plugin} plugin cannot confirm leases, so no write can be made under --require-lease.`,
+    }
   const runId = tool.runArg !== undefined ? args[tool.runArg] : undefined
-  const verdict = await plugin.confirmLease({ leaseId, runId: typeof runId === 'string' ? runId : undefined, repo: typeof repo === 'string' ? repo : undefined, paths: checked, args: sent }, ctx)
+  const verdict = await plugin.confirmLease(
+    {
+      leaseId,
+      runId: typeof runId === 'string' ? runId : undefined,
+      repo: typeof repo === 'string' ? repo : undefined,
+      paths: checked,
+      args: sent,
+    },
+    ctx,
+  )
   return verdict.ok ? { args: sent } : { rule: '--require-lease', reason: verdict.reason, value: leaseId }
 }

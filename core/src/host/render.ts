@@ -40,7 +40,12 @@ export function renderSuccess(tool: RegisteredTool, data: unknown, env: RenderEn
  * A refusal or failure. `trusted` is ag-mcp's own explanation; `quoted` (an upstream's
  * message or an offending value) is untrusted and travels fenced, cleaned and bounded.
  */
-export function renderError(tool: { name: string }, trusted: string, quoted: string | undefined, env: RenderEnv): CallOutcome {
+export function renderError(
+  tool: { name: string },
+  trusted: string,
+  quoted: string | undefined,
+  env: RenderEnv,
+): CallOutcome {
   const summary = `${tool.name}: ${trusted}`.replace(/[\r\n]+/g, ' ')
   if (quoted === undefined) return { text: summary, isError: true }
   const cleaned = env.scrubber.scrub(sanitizeText(quoted).text)

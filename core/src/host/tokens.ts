@@ -8,7 +8,12 @@ export interface TokenSourceWithSecrets extends TokenSource {
   secrets(): readonly string[]
 }
 
-export async function createTokenSource(opts: { file: string | undefined; env: string | undefined; environment: NodeJS.ProcessEnv; log: Logger }): Promise<TokenSourceWithSecrets> {
+export async function createTokenSource(opts: {
+  file: string | undefined
+  env: string | undefined
+  environment: NodeJS.ProcessEnv
+  log: Logger
+}): Promise<TokenSourceWithSecrets> {
   const seen: string[] = []
   let current: string | undefined
   const remember = (t: string | undefined): string | undefined => {
@@ -23,7 +28,8 @@ export async function createTokenSource(opts: { file: string | undefined; env: s
     const st = await stat(file).catch((e: NodeJS.ErrnoException) => {
       throw new Error(`--token-file ${file}: cannot read it (${e.code ?? e.message})`)
     })
-    if ((st.mode & 0o077) !== 0) log.warn('token file is readable by group or others; chmod 600 it', { file, mode: (st.mode & 0o777).toString(8) })
+    if ((st.mode & 0o077) !== 0)
+      log.warn('token file is readable by group or others; chmod 600 it', { file, mode: (st.mode & 0o777).toString(8) })
     const read = async (): Promise<string | undefined> => {
       const text = (await readFile(file, 'utf8')).trim()
       return text === '' ? undefined : text

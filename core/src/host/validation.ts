@@ -28,7 +28,8 @@ export function describeErrors(errors: readonly ValidationError[] | null | undef
   for (const e of errors ?? []) {
     const at = e.instancePath === '' ? 'arguments' : e.instancePath.slice(1).replace(/\//g, '.')
     if (e.keyword === 'required') out.push(`${at}: missing required field "${String(e.params['missingProperty'])}"`)
-    else if (e.keyword === 'additionalProperties') out.push(`${at}: unknown field "${String(e.params['additionalProperty'])}"`)
+    else if (e.keyword === 'additionalProperties')
+      out.push(`${at}: unknown field "${String(e.params['additionalProperty'])}"`)
     else if (e.keyword === 'enum') out.push(`${at}: must be one of ${JSON.stringify(e.params['allowedValues'])}`)
     else out.push(`${at}: ${e.message ?? e.keyword}`)
   }

@@ -71,7 +71,10 @@ export class LineReader {
     if (last >= from) this.tail = this.filled - (chunk.length - last) + 1
     if (this.filled - this.tail > this.maxBytes) {
       // The unended line is already too long: keep its first bytes for the id, skip the rest.
-      this.skipping = { bytes: this.filled - this.tail, head: Buffer.from(this.buf.subarray(this.tail, Math.min(this.filled, this.tail + PEEK_BYTES))) }
+      this.skipping = {
+        bytes: this.filled - this.tail,
+        head: Buffer.from(this.buf.subarray(this.tail, Math.min(this.filled, this.tail + PEEK_BYTES))),
+      }
       this.filled = this.tail
       this.scanned = Math.min(this.scanned, this.filled)
       this.view = this.buf.subarray(0, this.filled)
@@ -113,7 +116,8 @@ export class LineReader {
       if (nl === -1) break
       const from = this.start
       this.start = this.scanned = nl + 1
-      if (nl - from > this.maxBytes) return oversize(nl - from, this.buf.subarray(from, Math.min(nl, from + PEEK_BYTES)))
+      if (nl - from > this.maxBytes)
+        return oversize(nl - from, this.buf.subarray(from, Math.min(nl, from + PEEK_BYTES)))
       const line = text(this.buf, from, nl)
       if (line !== undefined) return line
       if (this.passed.length > 0) this.firePassed()
@@ -128,14 +132,17 @@ export class LineReader {
         // A last line without a newline.
         const from = this.start
         this.start = this.scanned = this.tail = this.filled
-        return this.filled - from > this.maxBytes ? oversize(this.filled - from, this.buf.subarray(from, Math.min(this.filled, from + PEEK_BYTES))) : text(this.buf, from, this.filled)
+        return this.filled - from > this.maxBytes
+          ? oversize(this.filled - from, this.buf.subarray(from, Math.min(this.filled, from + PEEK_BYTES)))
+          : text(this.buf, from, this.filled)
       }
     }
     return undefined
   }
 
   private firePassed(): void {
-    while (this.passed.length > 0 && (this.passed[0] as { at: number }).at <= this.start) (this.passed.shift() as { fn: () => void }).fn()
+    while (this.passed.length > 0 && (this.passed[0] as { at: number }).at <= this.start)
+      (this.passed.shift() as { fn: () => void }).fn()
   }
 
   /**

@@ -23,7 +23,12 @@ export function isRequestId(x: unknown): x is RequestId {
 
 export function classify(value: unknown): Incoming {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'Invalid Request: a JSON-RPC message must be a JSON object' }
+    return {
+      kind: 'invalid',
+      id: null,
+      code: INVALID_REQUEST,
+      message: 'Invalid Request: a JSON-RPC message must be a JSON object',
+    }
   }
   const msg = value as Record<string, unknown>
   const hasId = 'id' in msg
@@ -39,7 +44,12 @@ export function classify(value: unknown): Incoming {
     return { kind: 'invalid', id, code: INVALID_REQUEST, message: 'Invalid Request: "method" must be a string' }
   }
   if (hasId && id === null) {
-    return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'Invalid Request: "id" must be a string or an integer' }
+    return {
+      kind: 'invalid',
+      id: null,
+      code: INVALID_REQUEST,
+      message: 'Invalid Request: "id" must be a string or an integer',
+    }
   }
   const p = msg['params']
   if (p !== undefined && (typeof p !== 'object' || p === null || Array.isArray(p))) {
@@ -47,5 +57,7 @@ export function classify(value: unknown): Incoming {
     return { kind: 'invalid', id, code: INVALID_PARAMS, message: 'Invalid params: "params" must be an object' }
   }
   const params = p as Params | undefined
-  return id === null ? { kind: 'notification', method: msg['method'], params } : { kind: 'request', id, method: msg['method'], params }
+  return id === null
+    ? { kind: 'notification', method: msg['method'], params }
+    : { kind: 'request', id, method: msg['method'], params }
 }

@@ -87,7 +87,6 @@ export class LineWriter {
     return true
   }
 
-
   /** True while the stream holds more than it wants: the client is not reading as fast as we answer. */
   get blocked(): boolean {
     return this.full && !this.closed

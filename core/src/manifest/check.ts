@@ -17,18 +17,23 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
     if (groups.has(m.group)) problems.push(`${where}: group "${m.group}" is declared twice`)
     groups.add(m.group)
     const plugin = plugins[m.plugin]
-    if (!plugin) problems.push(`${where}: plugin "${m.plugin}" does not exist (known: ${Object.keys(plugins).sort().join(', ')})`)
+    if (!plugin)
+      problems.push(`${where}: plugin "${m.plugin}" does not exist (known: ${Object.keys(plugins).sort().join(', ')})`)
     for (const tool of m.tools) {
       const at = `${where}, tool ${tool.name}`
       if (!NAME_PATTERN.test(tool.name)) problems.push(`${at}: name must match ${NAME_PATTERN}`)
       const prior = tools.get(tool.name)
       if (prior !== undefined) problems.push(`${at}: name already used in group "${prior}"`)
       tools.set(tool.name, m.group)
-      for (const [label, schema] of [['input', tool.input], ['output', tool.output]] as const) {
+      for (const [label, schema] of [
+        ['input', tool.input],
+        ['output', tool.output],
+      ] as const) {
         problems.push(...checkRootSchema(schema, `${at}, ${label} schema`))
       }
       for (const arg of [tool.repoArg, tool.runArg, tool.leaseArg, ...(tool.writePathArgs ?? [])]) {
-        if (arg !== undefined && !(arg in tool.input.properties)) problems.push(`${at}: "${arg}" is named for policy but is not an input property`)
+        if (arg !== undefined && !(arg in tool.input.properties))
+          problems.push(`${at}: "${arg}" is named for policy but is not an input property`)
       }
       if (tool.textField !== undefined && !(tool.textField in tool.output.properties)) {
         problems.push(`${at}: textField "${tool.textField}" is not an output property`)
@@ -37,14 +42,19 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
         if (typeof a?.[hint] !== 'boolean') problems.push(`${at}: annotation ${hint} must be set explicitly`)
       }
-      if (tool.annotations.readOnlyHint && tool.annotations.destructiveHint) problems.push(`${at}: a read-only tool cannot be destructive`)
+      if (tool.annotations.readOnlyHint && tool.annotations.destructiveHint)
+        problems.push(`${at}: a read-only tool cannot be destructive`)
       if (plugin && !plugin.handlers.includes(tool.name) && !(tool.operation && plugin.hasOperation)) {
-        problems.push(`${at}: plugin "${m.plugin}" has no handler for it${tool.operation ? ' and no generic operation executor' : ' and the tool declares no operation'}`)
+        problems.push(
+          `${at}: plugin "${m.plugin}" has no handler for it${tool.operation ? ' and no generic operation executor' : ' and the tool declares no operation'}`,
+        )
       }
-      if (tool.operation) problems.push(...checkOperation(tool.operation.path, tool.operation, tool.input.properties, at))
+      if (tool.operation)
+        problems.push(...checkOperation(tool.operation.path, tool.operation, tool.input.properties, at))
     }
     for (const r of [...(m.resources ?? []), ...(m.resourceTemplates ?? [])]) {
-      if (!m.tools.some((t) => t.name === r.tool)) problems.push(`${where}, resource ${r.name}: tool "${r.tool}" is not in this group`)
+      if (!m.tools.some((t) => t.name === r.tool))
+        problems.push(`${where}, resource ${r.name}: tool "${r.tool}" is not in this group`)
     }
     for (const p of m.prompts ?? []) {
       if (!NAME_PATTERN.test(p.name)) problems.push(`${where}, prompt ${p.name}: name must match ${NAME_PATTERN}`)
@@ -53,7 +63,8 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       const declared = new Set((p.arguments ?? []).map((x) => x.name))
       for (const msg of p.messages) {
         for (const [, v] of msg.text.matchAll(/\{\{([a-z0-9_]+)\}\}/g)) {
-          if (v !== undefined && !declared.has(v)) problems.push(`${where}, prompt ${p.name}: {{${v}}} is not a declared argument`)
+          if (v !== undefined && !declared.has(v))
+            problems.push(`${where}, prompt ${p.name}: {{${v}}} is not a declared argument`)
         }
       }
     }
@@ -70,11 +81,14 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
 function checkRootSchema(schema: JsonSchema, at: string): string[] {
   const out: string[] = []
   if (schema['type'] !== 'object') out.push(`${at}: root must be type "object"`)
-  for (const k of ['oneOf', 'anyOf', 'allOf', 'not']) if (k in schema) out.push(`${at}: root must not use ${k} (hosts reject it)`)
-  if (containsKey(schema, '$ref')) out.push(`${at}: must not use $ref (inline the schema; not every host resolves references)`)
+  for (const k of ['oneOf', 'anyOf', 'allOf', 'not'])
+    if (k in schema) out.push(`${at}: root must not use ${k} (hosts reject it)`)
+  if (containsKey(schema, '$ref'))
+    out.push(`${at}: must not use $ref (inline the schema; not every host resolves references)`)
   const props = schema['properties']
   if (props && typeof props === 'object') {
-    for (const key of Object.keys(props)) if (!NAME_PATTERN.test(key)) out.push(`${at}: property "${key}" must match ${NAME_PATTERN}`)
+    for (const key of Object.keys(props))
+      if (!NAME_PATTERN.test(key)) out.push(`${at}: property "${key}" must match ${NAME_PATTERN}`)
   }
   for (const r of (schema['required'] as string[] | undefined) ?? []) {
     if (!props || !(r in (props as object))) out.push(`${at}: required "${r}" is not a property`)
@@ -82,7 +96,12 @@ function checkRootSchema(schema: JsonSchema, at: string): string[] {
   return out
 }
 
-function checkOperation(path: string, op: { query?: string[]; body?: string[] | Record<string, string>; runHeader?: string }, props: Record<string, unknown>, at: string): string[] {
+function checkOperation(
+  path: string,
+  op: { query?: string[]; body?: string[] | Record<string, string>; runHeader?: string },
+  props: Record<string, unknown>,
+  at: string,
+): string[] {
   const out: string[] = []
   const used = [...path.matchAll(/\{([a-z0-9_]+)\}/g)].map((x) => x[1] as string)
   const body = Array.isArray(op.body) ? op.body : Object.values(op.body ?? {})

@@ -20,29 +20,57 @@ export function renderToolsDoc(manifests: readonly GroupManifest[]): string {
     '| group | access | tools |',
     '| --- | --- | --- |',
   ]
-  for (const m of manifests) out.push(`| ${m.group} | ${(ACCESS[m.access] ?? m.access).replace('{group}', m.group)} | ${m.tools.map((t) => `\`${t.name}\``).join(', ')} |`)
+  for (const m of manifests)
+    out.push(
+      `| ${m.group} | ${(ACCESS[m.access] ?? m.access).replace('{group}', m.group)} | ${m.tools.map((t) => `\`${t.name}\``).join(', ')} |`,
+    )
   for (const m of manifests) {
     out.push('', `## Group \`${m.group}\``, '', m.description, '')
     for (const t of m.tools) {
       const a = t.annotations
-      const hints = Object.entries(a).map(([k, v]) => `${k}=${String(v)}`).join(', ')
-      out.push(`### \`${t.name}\`: ${t.title}`, '', t.description, '', `- annotations: ${hints}`, `- data kind: \`${t.dataKind}\``)
+      const hints = Object.entries(a)
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(', ')
+      out.push(
+        `### \`${t.name}\`: ${t.title}`,
+        '',
+        t.description,
+        '',
+        `- annotations: ${hints}`,
+        `- data kind: \`${t.dataKind}\``,
+      )
       if (t.operation) out.push(`- AGWP: \`${t.operation.method} ${t.operation.path}\``)
-      const policy = [t.repoArg && `repository in \`${t.repoArg}\` (--repo)`, t.writePathArgs?.length && `writes paths in ${t.writePathArgs.map((x) => `\`${x}\``).join(', ')} (--write-path, --require-lease)`]
+      const policy = [
+        t.repoArg && `repository in \`${t.repoArg}\` (--repo)`,
+        t.writePathArgs?.length &&
+          `writes paths in ${t.writePathArgs.map((x) => `\`${x}\``).join(', ')} (--write-path, --require-lease)`,
+      ]
         .filter(Boolean)
         .join('; ')
       if (policy) out.push(`- policy: ${policy}`)
       out.push('', '| argument | type | required | description |', '| --- | --- | --- | --- |')
       const req = new Set(t.input.required ?? [])
-      for (const [k, s] of Object.entries(t.input.properties)) out.push(`| \`${k}\` | ${typeOf(s)} | ${req.has(k) ? 'yes' : 'no'} | ${cell(s['description'])} |`)
+      for (const [k, s] of Object.entries(t.input.properties))
+        out.push(`| \`${k}\` | ${typeOf(s)} | ${req.has(k) ? 'yes' : 'no'} | ${cell(s['description'])} |`)
       if (Object.keys(t.input.properties).length === 0) out.push('| (none) | | | |')
-      out.push('', `Returns: ${Object.keys(t.output.properties).map((k) => `\`${k}\``).join(', ')}.`, '')
+      out.push(
+        '',
+        `Returns: ${Object.keys(t.output.properties)
+          .map((k) => `\`${k}\``)
+          .join(', ')}.`,
+        '',
+      )
     }
-    for (const r of m.resourceTemplates ?? []) out.push(`- resource template \`${r.uriTemplate}\` (${r.name}): ${r.description} (via \`${r.tool}\`)`)
-    for (const r of m.resources ?? []) out.push(`- resource \`${r.uri}\` (${r.name}): ${r.description} (via \`${r.tool}\`)`)
+    for (const r of m.resourceTemplates ?? [])
+      out.push(`- resource template \`${r.uriTemplate}\` (${r.name}): ${r.description} (via \`${r.tool}\`)`)
+    for (const r of m.resources ?? [])
+      out.push(`- resource \`${r.uri}\` (${r.name}): ${r.description} (via \`${r.tool}\`)`)
     for (const p of m.prompts ?? []) out.push(`- prompt \`${p.name}\`: ${p.description}`)
   }
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`
 }
 
 function typeOf(s: JsonSchema): string {

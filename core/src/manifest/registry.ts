@@ -1,6 +1,13 @@
 // Every tool, resource and prompt the bundled manifests declare, in a deterministic order,
 // and the subset the operator enabled. Built once at start-up from data; no tool is special.
-import type { GroupAccess, GroupManifest, PromptManifest, RegisteredTool, ResourceManifest, ResourceTemplateManifest } from './types.ts'
+import type {
+  GroupAccess,
+  GroupManifest,
+  PromptManifest,
+  RegisteredTool,
+  ResourceManifest,
+  ResourceTemplateManifest,
+} from './types.ts'
 
 export interface GroupInfo {
   name: string
@@ -21,7 +28,13 @@ export class Registry {
   constructor(manifests: readonly GroupManifest[]) {
     const groups = new Map<string, GroupInfo>()
     for (const m of manifests) {
-      groups.set(m.group, { name: m.group, plugin: m.plugin, description: m.description, access: m.access, tools: m.tools.map((t) => t.name) })
+      groups.set(m.group, {
+        name: m.group,
+        plugin: m.plugin,
+        description: m.description,
+        access: m.access,
+        tools: m.tools.map((t) => t.name),
+      })
       for (const t of m.tools) {
         const tool: RegisteredTool = { ...t, group: m.group, plugin: m.plugin }
         this.toolsByName.set(t.name, tool)

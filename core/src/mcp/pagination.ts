@@ -13,12 +13,24 @@ export function decodeCursor(list: string, cursor: unknown): number {
     const m = /^([A-Za-z/]+):(\d{1,6})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
     if (m && m[1] === list) return Number(m[2])
   }
-  throw new RpcError(INVALID_PARAMS, `Invalid params: cursor is not one this server issued for ${list}; start again without a cursor`)
+  throw new RpcError(
+    INVALID_PARAMS,
+    `Invalid params: cursor is not one this server issued for ${list}; start again without a cursor`,
+  )
 }
 
-export function page<T>(list: string, items: readonly T[], cursor: unknown, size: number): { items: T[]; nextCursor?: string } {
+export function page<T>(
+  list: string,
+  items: readonly T[],
+  cursor: unknown,
+  size: number,
+): { items: T[]; nextCursor?: string } {
   const offset = decodeCursor(list, cursor)
-  if (offset > items.length) throw new RpcError(INVALID_PARAMS, `Invalid params: cursor is past the end of ${list}; start again without a cursor`)
+  if (offset > items.length)
+    throw new RpcError(
+      INVALID_PARAMS,
+      `Invalid params: cursor is past the end of ${list}; start again without a cursor`,
+    )
   const slice = items.slice(offset, offset + size)
   const next = offset + size
   return next < items.length ? { items: slice, nextCursor: encodeCursor(list, next) } : { items: slice }

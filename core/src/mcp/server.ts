@@ -1,7 +1,15 @@
 // The dual-era MCP dispatcher: one JSON-RPC line in, at most one line out per request.
 // Requests run concurrently; each in-flight request owns an AbortController so that
 // `notifications/cancelled`, shutdown deadlines and the host all speak one language.
-import { classify, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION } from '../jsonrpc/message.ts'
+import {
+  classify,
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  UNSUPPORTED_PROTOCOL_VERSION,
+} from '../jsonrpc/message.ts'
 import type { Incoming, Params, RequestId } from '../jsonrpc/message.ts'
 import { RpcError } from './errors.ts'
 import type { McpHost } from './host-api.ts'
@@ -9,9 +17,25 @@ import { decodeCursor, page } from './pagination.ts'
 import { CallRequest, LazyAbort } from './lazy-abort.ts'
 import { IdTable } from './id-table.ts'
 import { Slots } from './slots.ts'
-import { ALL_REVISIONS, eraOf, isLegacyRevision, LEGACY_FALLBACK, META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MODERN_REVISION } from './revisions.ts'
+import {
+  ALL_REVISIONS,
+  eraOf,
+  isLegacyRevision,
+  LEGACY_FALLBACK,
+  META_CAPABILITIES,
+  META_SERVER_INFO,
+  META_VERSION,
+  MODERN_REVISION,
+} from './revisions.ts'
 import type { Era } from './revisions.ts'
-import { callResultShape, implementationShape, promptShape, resourceShape, resourceTemplateShape, toolShape } from './shapes.ts'
+import {
+  callResultShape,
+  implementationShape,
+  promptShape,
+  resourceShape,
+  resourceTemplateShape,
+  toolShape,
+} from './shapes.ts'
 
 export interface McpServerOptions {
   host: McpHost
@@ -100,7 +124,8 @@ export class McpServer {
       return () => {}
     }
     this.cancelledAhead.add(id)
-    if (this.cancelledAhead.size > 1024) this.cancelledAhead.delete(this.cancelledAhead.values().next().value as RequestId)
+    if (this.cancelledAhead.size > 1024)
+      this.cancelledAhead.delete(this.cancelledAhead.values().next().value as RequestId)
     return () => void this.cancelledAhead.delete(id)
   }
 
@@ -128,7 +153,11 @@ export class McpServer {
 
   /** Answers an oversized line that was discarded unread. */
   rejectOversize(id: RequestId | null, bytes: number, limit: number): void {
-    this.sendError(id, INVALID_REQUEST, `Invalid Request: message of ${bytes} bytes exceeds the ${limit}-byte limit (--max-message-bytes); it was discarded`)
+    this.sendError(
+      id,
+      INVALID_REQUEST,
+      `Invalid Request: message of ${bytes} bytes exceeds the ${limit}-byte limit (--max-message-bytes); it was discarded`,
+    )
   }
 
   /** Resolves when every in-flight request has answered (or been cancelled). */
@@ -144,7 +173,9 @@ export class McpServer {
   private handleBatch(items: unknown[]): void {
     const era = this.legacy
     if (!era || !era.batches) {
-      const why = era ? `revision ${era.revision} does not allow JSON-RPC batches` : 'JSON-RPC batches are only accepted after initialize selects revision 2025-03-26'
+      const why = era
+        ? `revision ${era.revision} does not allow JSON-RPC batches`
+        : 'JSON-RPC batches are only accepted after initialize selects revision 2025-03-26'
       this.sendError(null, INVALID_REQUEST, `Invalid Request: ${why}; send one message per line`)
       return
     }
@@ -156,7 +187,9 @@ export class McpServer {
     const pending = items.map((item) => {
       const msg = classify(item)
       if (msg.kind === 'request' && msg.method === 'initialize') {
-        return Promise.resolve(replies.push(errorLine(msg.id, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch')))
+        return Promise.resolve(
+          replies.push(errorLine(msg.id, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch')),
+        )
       }
       return this.dispatch(msg, (line) => replies.push(lineText(line)))
     })
@@ -188,10 +221,21 @@ export class McpServer {
     // notifications/initialized and anything else: nothing to do, and never an answer.
   }
 
-  private request(id: RequestId, method: string, params: Params | undefined, reply: (line: OutLine) => void): Promise<void> | undefined {
+  private request(
+    id: RequestId,
+    method: string,
+    params: Params | undefined,
+    reply: (line: OutLine) => void,
+  ): Promise<void> | undefined {
     if (this.cancelledAhead.delete(id)) return undefined
     if (this.inflight.has(id)) {
-      reply(errorLine(id, INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(id)} is already in use by a request in flight`))
+      reply(
+        errorLine(
+          id,
+          INVALID_REQUEST,
+          `Invalid Request: id ${JSON.stringify(id)} is already in use by a request in flight`,
+        ),
+      )
       return undefined
     }
     // Everything but a call is answered at once, from memory: no controller, no promise, no
@@ -204,9 +248,18 @@ export class McpServer {
   }
 
   /** A tools/call or resources/read: cancellable, and bounded in how many run at once. */
-  private async call(id: RequestId, method: string, params: Params | undefined, reply: (line: OutLine) => void): Promise<void> {
+  private async call(
+    id: RequestId,
+    method: string,
+    params: Params | undefined,
+    reply: (line: OutLine) => void,
+  ): Promise<void> {
     let finish!: () => void
-    const entry: InFlight = { abort: (r) => (entry.reason ??= r), reason: undefined, done: new Promise<void>((r) => (finish = r)) }
+    const entry: InFlight = {
+      abort: (r) => (entry.reason ??= r),
+      reason: undefined,
+      done: new Promise<void>((r) => (finish = r)),
+    }
     const cancelled = (): boolean => entry.reason?.message === CANCELLED
     this.inflight.set(id, entry)
     try {
@@ -217,7 +270,8 @@ export class McpServer {
           wait.cancel()
         }
         if (!(await wait.ready)) {
-          if (!cancelled()) reply(errorLine(id, INTERNAL_ERROR, 'Internal error: ag-mcp is shutting down; the call was not started'))
+          if (!cancelled())
+            reply(errorLine(id, INTERNAL_ERROR, 'Internal error: ag-mcp is shutting down; the call was not started'))
           return
         }
       }
@@ -243,7 +297,12 @@ export class McpServer {
   }
 
   /** Produces the response line for a request answered at once. */
-  private answer(id: RequestId, method: string, params: Params | undefined, run: (era: Era, params: Params) => Record<string, unknown> | Buffer): OutLine {
+  private answer(
+    id: RequestId,
+    method: string,
+    params: Params | undefined,
+    run: (era: Era, params: Params) => Record<string, unknown> | Buffer,
+  ): OutLine {
     try {
       const era = this.eraFor(method, params)
       return this.resultLine(id, era, run(era, params ?? {}))
@@ -253,7 +312,12 @@ export class McpServer {
   }
 
   /** Produces the response line for a call. */
-  private async answerLater(id: RequestId, method: string, params: Params | undefined, cancel: LazyAbort): Promise<OutLine> {
+  private async answerLater(
+    id: RequestId,
+    method: string,
+    params: Params | undefined,
+    cancel: LazyAbort,
+  ): Promise<OutLine> {
     try {
       const era = this.eraFor(method, params)
       return this.resultLine(id, era, await this.work(era, method, params ?? {}, id, cancel))
@@ -283,10 +347,16 @@ export class McpServer {
         const hint = isLegacyRevision(version)
           ? `revision ${version} is negotiated with initialize, not per request: send initialize for it, or use ${MODERN_REVISION} in _meta`
           : `unsupported protocol version ${requested}; per-request _meta supports ${MODERN_REVISION}`
-        throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${hint}`, { supported: [MODERN_REVISION], requested })
+        throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${hint}`, {
+          supported: [MODERN_REVISION],
+          requested,
+        })
       }
       if (!isObject((meta as Record<string, unknown>)[META_CAPABILITIES])) {
-        throw new RpcError(INVALID_PARAMS, `Invalid params: _meta["${META_CAPABILITIES}"] is required on every ${MODERN_REVISION} request (an empty object declares no capabilities)`)
+        throw new RpcError(
+          INVALID_PARAMS,
+          `Invalid params: _meta["${META_CAPABILITIES}"] is required on every ${MODERN_REVISION} request (an empty object declares no capabilities)`,
+        )
       }
       return MODERN
     }
@@ -308,7 +378,11 @@ export class McpServer {
       case 'initialize':
         // 2026-07-28 has no handshake: a request carrying modern _meta must not switch the
         // process to a legacy revision (nor get a result its schema does not define).
-        if (era.modern) throw new RpcError(METHOD_NOT_FOUND, `Method not found: initialize (${MODERN_REVISION} has no handshake; use server/discover, or send initialize without modern _meta)`)
+        if (era.modern)
+          throw new RpcError(
+            METHOD_NOT_FOUND,
+            `Method not found: initialize (${MODERN_REVISION} has no handshake; use server/discover, or send initialize without modern _meta)`,
+          )
         return this.initialize(params)
       case 'server/discover':
         if (!era.modern) break
@@ -322,14 +396,19 @@ export class McpServer {
       case 'tools/list':
         return this.cachedList(era, 'tools', params['cursor'], () => host.tools().map((t) => toolShape(era, t)))
       case 'resources/list':
-        return this.cachedList(era, 'resources', params['cursor'], () => host.resources().map((r) => resourceShape(era, r)))
+        return this.cachedList(era, 'resources', params['cursor'], () =>
+          host.resources().map((r) => resourceShape(era, r)),
+        )
       case 'resources/templates/list':
-        return this.cachedList(era, 'resourceTemplates', params['cursor'], () => host.resourceTemplates().map((r) => resourceTemplateShape(era, r)))
+        return this.cachedList(era, 'resourceTemplates', params['cursor'], () =>
+          host.resourceTemplates().map((r) => resourceTemplateShape(era, r)),
+        )
       case 'prompts/list':
         return this.cachedList(era, 'prompts', params['cursor'], () => host.prompts().map((p) => promptShape(era, p)))
       case 'prompts/get': {
         const name = params['name']
-        if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get needs "name" (a string)')
+        if (typeof name !== 'string')
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get needs "name" (a string)')
         const args = params['arguments'] ?? {}
         if (!isObject(args) || Object.values(args).some((v) => typeof v !== 'string')) {
           throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get "arguments" must be an object of strings')
@@ -337,25 +416,35 @@ export class McpServer {
         return { ...host.getPrompt(name, args as Record<string, string>) }
       }
     }
-    const why = UNSUPPORTED[method] ?? (method.startsWith('tasks/') ? 'the tasks extension is not offered by this server' : undefined)
+    const why =
+      UNSUPPORTED[method] ??
+      (method.startsWith('tasks/') ? 'the tasks extension is not offered by this server' : undefined)
     throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}${why ? ` (${why})` : ''}`)
   }
 
   /** Methods that do real work: a plugin, an upstream. */
-  private async work(era: Era, method: string, params: Params, id: RequestId, cancel: LazyAbort): Promise<Record<string, unknown>> {
+  private async work(
+    era: Era,
+    method: string,
+    params: Params,
+    id: RequestId,
+    cancel: LazyAbort,
+  ): Promise<Record<string, unknown>> {
     const host = this.opts.host
     const opts = new CallRequest(cancel, era.structured, id)
     switch (method) {
       case 'tools/call': {
         const name = params['name']
-        if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: tools/call needs "name" (a string)')
+        if (typeof name !== 'string')
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: tools/call needs "name" (a string)')
         const args = params['arguments'] ?? {}
         const outcome = await host.callTool(name, args, opts)
         return callResultShape(era, outcome)
       }
       case 'resources/read': {
         const uri = params['uri']
-        if (typeof uri !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: resources/read needs "uri" (a string)')
+        if (typeof uri !== 'string')
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: resources/read needs "uri" (a string)')
         const contents = await host.readResource(uri, opts)
         return era.modern ? { contents, ttlMs: 0, cacheScope: 'private' } : { contents }
       }
@@ -406,7 +495,7 @@ export class McpServer {
     const out: Record<string, unknown> = {}
     for (const key of Object.keys(result)) out[key] = result[key]
     out['resultType'] = 'complete'
-    out['_meta'] = (this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.host.identity) })
+    out['_meta'] = this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.host.identity) }
     return out
   }
 
@@ -421,7 +510,6 @@ function describeVersion(v: unknown): string {
   if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v)
   return Array.isArray(v) ? '(an array)' : '(an object)'
 }
-
 
 function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x)

@@ -1,13 +1,32 @@
 // How each revision shapes what the host offers. Pure functions of (era, view).
 import type { Era } from './revisions.ts'
-import type { CallOutcome, PromptView, ResourceTemplateView, ResourceView, ServerIdentity, ToolView } from './host-api.ts'
+import type {
+  CallOutcome,
+  PromptView,
+  ResourceTemplateView,
+  ResourceView,
+  ServerIdentity,
+  ToolView,
+} from './host-api.ts'
 
 export function toolShape(era: Era, t: ToolView): Record<string, unknown> {
   if (!era.structured) {
     // 2025-03-26 has no tool title or outputSchema; annotations.title keeps the display name.
-    return { name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: { title: t.title, ...t.annotations } }
+    return {
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: { title: t.title, ...t.annotations },
+    }
   }
-  return { name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, annotations: t.annotations }
+  return {
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: t.inputSchema,
+    outputSchema: t.outputSchema,
+    annotations: t.annotations,
+  }
 }
 
 export function resourceShape(era: Era, r: ResourceView): Record<string, unknown> {
@@ -17,7 +36,12 @@ export function resourceShape(era: Era, r: ResourceView): Record<string, unknown
 }
 
 export function resourceTemplateShape(era: Era, r: ResourceTemplateView): Record<string, unknown> {
-  const out: Record<string, unknown> = { uriTemplate: r.uriTemplate, name: r.name, description: r.description, mimeType: r.mimeType }
+  const out: Record<string, unknown> = {
+    uriTemplate: r.uriTemplate,
+    name: r.name,
+    description: r.description,
+    mimeType: r.mimeType,
+  }
   if (era.structured && r.title !== undefined) out['title'] = r.title
   return out
 }
@@ -36,5 +60,7 @@ export function callResultShape(era: Era, o: CallOutcome): Record<string, unknow
 }
 
 export function implementationShape(era: Era, id: ServerIdentity): Record<string, unknown> {
-  return era.structured ? { name: id.name, title: id.title, version: id.version } : { name: id.name, version: id.version }
+  return era.structured
+    ? { name: id.name, title: id.title, version: id.version }
+    : { name: id.name, version: id.version }
 }

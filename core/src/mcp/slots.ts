@@ -40,7 +40,8 @@ export class Slots {
 
   release(): void {
     const next = this.waiting.shift()
-    if (next) next(true) // the slot passes straight to the next caller
+    if (next)
+      next(true) // the slot passes straight to the next caller
     else this.used--
   }
 }

@@ -10,11 +10,17 @@ const FORBIDDEN: Record<string, string> = {
 
 export type GroupResolution = { ok: true; enabled: Set<string>; warnings: string[] } | { ok: false; error: string }
 
-export function resolveGroups(groups: ReadonlyMap<string, GroupInfo>, allow: readonly string[] | undefined, enableFlags: readonly string[]): GroupResolution {
+export function resolveGroups(
+  groups: ReadonlyMap<string, GroupInfo>,
+  allow: readonly string[] | undefined,
+  enableFlags: readonly string[],
+): GroupResolution {
   const enabled = new Set<string>()
   const warnings: string[] = []
   for (const g of groups.values()) if (g.access === 'always') enabled.add(g.name)
-  const selectable = [...groups.values()].filter((g) => g.access === 'default' || g.access === 'opt-in').map((g) => g.name)
+  const selectable = [...groups.values()]
+    .filter((g) => g.access === 'default' || g.access === 'opt-in')
+    .map((g) => g.name)
   const requested = allow ?? [...groups.values()].filter((g) => g.access === 'default').map((g) => g.name)
   for (const raw of requested) {
     const name = raw.trim()
@@ -22,15 +28,20 @@ export function resolveGroups(groups: ReadonlyMap<string, GroupInfo>, allow: rea
     const forbidden = FORBIDDEN[name]
     if (forbidden !== undefined) return { ok: false, error: `--allow ${name} is refused: ${forbidden}.` }
     const g = groups.get(name)
-    if (!g) return { ok: false, error: `--allow names unknown group "${name}"; valid groups: ${selectable.join(', ')}.` }
+    if (!g)
+      return { ok: false, error: `--allow names unknown group "${name}"; valid groups: ${selectable.join(', ')}.` }
     if (g.access === 'flag-only') {
-      return { ok: false, error: `--allow ${name} is refused: the ${name} group can only be switched on with --enable-${name}, a separate, deliberate flag.` }
+      return {
+        ok: false,
+        error: `--allow ${name} is refused: the ${name} group can only be switched on with --enable-${name}, a separate, deliberate flag.`,
+      }
     }
     enabled.add(name)
   }
   for (const name of enableFlags) {
     const g = groups.get(name)
-    if (!g || g.access !== 'flag-only') return { ok: false, error: `--enable-${name} names no group that needs its own flag.` }
+    if (!g || g.access !== 'flag-only')
+      return { ok: false, error: `--enable-${name} names no group that needs its own flag.` }
     enabled.add(name)
     warnings.push(`--enable-${name} is set: the ${name} group is enabled; every ${name} call is logged as a warning.`)
   }
@@ -38,8 +49,15 @@ export function resolveGroups(groups: ReadonlyMap<string, GroupInfo>, allow: rea
 }
 
 /** The explained refusal for a tool whose group is not enabled. */
-export function disabledToolMessage(tool: string, g: GroupInfo, enabled: ReadonlySet<string>, groups: ReadonlyMap<string, GroupInfo>): string {
-  const allowList = [...enabled].filter((n) => groups.get(n)?.access === 'default' || groups.get(n)?.access === 'opt-in')
+export function disabledToolMessage(
+  tool: string,
+  g: GroupInfo,
+  enabled: ReadonlySet<string>,
+  groups: ReadonlyMap<string, GroupInfo>,
+): string {
+  const allowList = [...enabled].filter(
+    (n) => groups.get(n)?.access === 'default' || groups.get(n)?.access === 'opt-in',
+  )
   switch (g.access) {
     case 'flag-only':
       return `Tool ${tool} belongs to the "${g.name}" group, which this server has not enabled. The operator can enable it only with --enable-${g.name}.`

@@ -18,7 +18,9 @@ export interface PathMatcher {
   matches(path: string): boolean
 }
 
-export type WritePathsVerdict = { ok: true; paths: string[] } | { ok: false; rule: 'write-path'; value: string; reason: string }
+export type WritePathsVerdict =
+  | { ok: true; paths: string[] }
+  | { ok: false; rule: 'write-path'; value: string; reason: string }
 export type RepoVerdict = { ok: true; repo: string } | { ok: false; rule: 'repo'; value: string; reason: string }
 
 const MAX_PATH_LENGTH = 4096
@@ -38,7 +40,8 @@ const GLOB_OPTIONS: MinimatchOptions = {
 // C0, DEL, C1, and the invisible/bidi format characters (which also include the code points
 // HFS+ ignores in names, so `.g\u200cit` cannot reach a `.git` directory on a Mac checkout).
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+const INVISIBLE =
+  /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 /**
  * True for a segment that names the git directory on some filesystem: `.git` in any case, with
@@ -66,7 +69,8 @@ export function normalizeRepoPath(p: string): PathVerdict {
   const bad = forbiddenCharacter(p)
   if (bad !== undefined) return { ok: false, reason: `path ${bad}.` }
   if (p.startsWith('/')) return { ok: false, reason: 'path is absolute; give it relative to the repository root.' }
-  if (/^[A-Za-z]:/.test(p)) return { ok: false, reason: 'path starts with a drive letter; give it relative to the repository root.' }
+  if (/^[A-Za-z]:/.test(p))
+    return { ok: false, reason: 'path starts with a drive letter; give it relative to the repository root.' }
   const segments: string[] = []
   for (const seg of p.split('/')) {
     if (seg === '' || seg === '.') continue
@@ -82,7 +86,8 @@ export function compileGlobs(globs: readonly string[]): PathMatcher {
   const compiled = globs.map((g) => {
     if (typeof g !== 'string' || g.trim() === '') throw new TypeError('a glob is empty')
     if (g.includes('\0')) throw new TypeError(`glob ${JSON.stringify(g)} contains a NUL byte`)
-    if (g.startsWith('/')) throw new TypeError(`glob ${JSON.stringify(g)} is absolute; paths are matched relative to the repository root`)
+    if (g.startsWith('/'))
+      throw new TypeError(`glob ${JSON.stringify(g)} is absolute; paths are matched relative to the repository root`)
     return new Minimatch(g, GLOB_OPTIONS)
   })
   const frozen = Object.freeze([...globs])
@@ -94,7 +99,10 @@ export function compileGlobs(globs: readonly string[]): PathMatcher {
 
 /** The offending value as shown back to the model: one line, no controls, bounded. */
 function echo(v: string): string {
-  const flat = v.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  const flat = v.replace(
+    /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
   const cut = flat.length > MAX_ECHO ? `${flat.slice(0, MAX_ECHO)}…` : flat
   // never leave half a surrogate pair at the cut
   return cut.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
@@ -110,7 +118,12 @@ export function checkWritePaths(paths: string[], matcher: PathMatcher | undefine
     const n = normalizeRepoPath(p)
     if (!n.ok) return { ok: false, rule: 'write-path', value: echo(String(p)), reason: n.reason }
     if (matcher !== undefined && !matcher.matches(n.path)) {
-      return { ok: false, rule: 'write-path', value: echo(n.path), reason: `"${echo(n.path)}" matches no --write-path glob.` }
+      return {
+        ok: false,
+        rule: 'write-path',
+        value: echo(n.path),
+        reason: `"${echo(n.path)}" matches no --write-path glob.`,
+      }
     }
     out.push(n.path)
   }
@@ -130,6 +143,7 @@ export function checkRepo(repo: string, matcher: PathMatcher | undefined): RepoV
   if (repo.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) {
     return refuse('repository name has an empty, "." or ".." segment.')
   }
-  if (matcher !== undefined && !matcher.matches(repo)) return refuse(`repository "${echo(repo)}" matches no --repo glob.`)
+  if (matcher !== undefined && !matcher.matches(repo))
+    return refuse(`repository "${echo(repo)}" matches no --repo glob.`)
   return { ok: true, repo }
 }

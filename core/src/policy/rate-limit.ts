@@ -15,7 +15,8 @@ export interface TokenBucket {
 }
 
 export function createTokenBucket(o: TokenBucketOptions): TokenBucket {
-  if (!(Number.isFinite(o.ratePerSec) && o.ratePerSec > 0)) throw new RangeError(`ratePerSec must be a positive number, got ${o.ratePerSec}`)
+  if (!(Number.isFinite(o.ratePerSec) && o.ratePerSec > 0))
+    throw new RangeError(`ratePerSec must be a positive number, got ${o.ratePerSec}`)
   if (!(Number.isFinite(o.burst) && o.burst >= 1)) throw new RangeError(`burst must be at least 1, got ${o.burst}`)
   const now = o.now ?? (() => performance.now())
   const perMs = o.ratePerSec / 1000

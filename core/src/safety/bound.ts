@@ -14,7 +14,8 @@ export interface BoundTextResult {
 }
 
 function checkLimit(maxBytes: number): void {
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative integer, got ${maxBytes}`)
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+    throw new RangeError(`maxBytes must be a non-negative integer, got ${maxBytes}`)
 }
 
 /** UTF-8 width of the code point starting at `i`, and how many code units it spans. */
@@ -196,7 +197,12 @@ function build(node: Node, lv: Levels): unknown {
     case 'obj': {
       const out: Record<string, unknown> = {}
       for (const [key, , child] of node.entries.slice(0, lv.entries)) {
-        Object.defineProperty(out, key, { value: build(child, lv), enumerable: true, writable: true, configurable: true })
+        Object.defineProperty(out, key, {
+          value: build(child, lv),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        })
       }
       return out
     }
@@ -205,7 +211,8 @@ function build(node: Node, lv: Levels): unknown {
 
 function maxItems(node: Node): number {
   if (node.t === 'arr') return node.items.reduce((m, item) => Math.max(m, maxItems(item)), node.items.length)
-  if (node.t === 'obj') return node.entries.reduce((m, [, , child]) => Math.max(m, maxItems(child)), node.entries.length)
+  if (node.t === 'obj')
+    return node.entries.reduce((m, [, , child]) => Math.max(m, maxItems(child)), node.entries.length)
   return 0
 }
 
@@ -242,9 +249,17 @@ export function boundData(value: unknown, maxBytes: number): { value: unknown; t
   let lv: Levels
   if (fits({ items: 0, str: STRING_FLOOR, entries: Infinity })) {
     const items = largest(0, widest, (k) => fits({ items: k, str: STRING_FLOOR, entries: Infinity }))
-    lv = { items, str: largest(STRING_FLOOR, maxBytes, (c) => fits({ items, str: c, entries: Infinity })), entries: Infinity }
+    lv = {
+      items,
+      str: largest(STRING_FLOOR, maxBytes, (c) => fits({ items, str: c, entries: Infinity })),
+      entries: Infinity,
+    }
   } else if (fits({ items: 0, str: 2, entries: Infinity })) {
-    lv = { items: 0, str: largest(2, STRING_FLOOR, (c) => fits({ items: 0, str: c, entries: Infinity })), entries: Infinity }
+    lv = {
+      items: 0,
+      str: largest(2, STRING_FLOOR, (c) => fits({ items: 0, str: c, entries: Infinity })),
+      entries: Infinity,
+    }
   } else if (fits({ items: 0, str: 2, entries: 0 })) {
     const entries = largest(0, widest, (e) => fits({ items: 0, str: 2, entries: e }))
     lv = { items: 0, str: largest(2, maxBytes, (c) => fits({ items: 0, str: c, entries })), entries }

@@ -82,8 +82,10 @@ function oneLine(s: string): string {
 }
 
 export function renderFenced(opts: FenceOptions): FencedText {
-  if (!KIND.test(opts.kind)) throw new TypeError(`invalid data kind ${JSON.stringify(opts.kind)}: must match ${KIND.source}`)
-  if (!Number.isSafeInteger(opts.maxBytes) || opts.maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative integer, got ${opts.maxBytes}`)
+  if (!KIND.test(opts.kind))
+    throw new TypeError(`invalid data kind ${JSON.stringify(opts.kind)}: must match ${KIND.source}`)
+  if (!Number.isSafeInteger(opts.maxBytes) || opts.maxBytes < 0)
+    throw new RangeError(`maxBytes must be a non-negative integer, got ${opts.maxBytes}`)
   const id = opts.id ?? newFenceId()
   const lines = [oneLine(opts.summary), ...(opts.notes ?? []).map(oneLine)]
   const head = `${lines.join('\n')}\n${openFence(id, opts.kind)}\n`
@@ -100,7 +102,10 @@ export function renderFenced(opts: FenceOptions): FencedText {
   // N <= maxBytes, so a marker sized for maxBytes is never shorter than the real one.
   const markerRoom = Buffer.byteLength(`\n${truncationMarker(opts.maxBytes)}`, 'utf8')
   const room = opts.maxBytes - frame - markerRoom
-  if (room < 0) throw new RangeError(`maxBytes ${opts.maxBytes} cannot hold the summary, both fence lines and the truncation marker (${frame + markerRoom} bytes)`)
+  if (room < 0)
+    throw new RangeError(
+      `maxBytes ${opts.maxBytes} cannot hold the summary, both fence lines and the truncation marker (${frame + markerRoom} bytes)`,
+    )
   const [units, kept] = utf8Prefix(body, room)
   const marker = `\n${truncationMarker(kept)}`
   const text = head + body.slice(0, units) + marker + tail

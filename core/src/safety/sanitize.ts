@@ -38,7 +38,9 @@ const C1_CSI = 0x9b
 
 /** Introducer character after ESC (7-bit) or the C1 code point (8-bit) of a string sequence. */
 function isStringIntroducer7(c: number): boolean {
-  return c === 0x5d /* ] OSC */ || c === 0x50 /* P DCS */ || c === 0x58 /* X SOS */ || c === 0x5e /* ^ PM */ || c === 0x5f /* _ APC */
+  return (
+    c === 0x5d /* ] OSC */ || c === 0x50 /* P DCS */ || c === 0x58 /* X SOS */ || c === 0x5e /* ^ PM */ || c === 0x5f
+  ) /* _ APC */
 }
 function isStringIntroducer8(c: number): boolean {
   return c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f
@@ -68,15 +70,18 @@ function needsWork(c: number): boolean {
   )
 }
 
-const CANDIDATE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ud800-\udfff]/g
+const CANDIDATE =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ud800-\udfff]/g
 
 /** Index just past a CSI whose parameter bytes start at `i`. */
 function skipCsi(s: string, i: number): number {
   const n = s.length
   while (i < n) {
     const c = s.charCodeAt(i)
-    if (c >= 0x20 && c <= 0x3f) i++ // parameter (0x30–0x3F) and intermediate (0x20–0x2F) bytes
-    else if (c >= 0x40 && c <= 0x7e) return i + 1 // final byte
+    if (c >= 0x20 && c <= 0x3f)
+      i++ // parameter (0x30–0x3F) and intermediate (0x20–0x2F) bytes
+    else if (c >= 0x40 && c <= 0x7e)
+      return i + 1 // final byte
     else return i // malformed: stop before a character that cannot belong to a CSI
   }
   return i

@@ -59,7 +59,11 @@ const SHAPES: readonly Shape[] = [
   // Slack tokens.
   { hint: 'xox[abprs]-', notAfter: notB64url, re: new RegExp(`xox[abprs]-[${ALNUM}-]{10}[${ALNUM}-]*`, 'y') },
   // Stripe secret and restricted keys.
-  { hint: '[sr]k_(?:live|test)_', notAfter: notB64url, re: new RegExp(`[sr]k_(?:live|test)_[${ALNUM}]{16}[${ALNUM}]*`, 'y') },
+  {
+    hint: '[sr]k_(?:live|test)_',
+    notAfter: notB64url,
+    re: new RegExp(`[sr]k_(?:live|test)_[${ALNUM}]{16}[${ALNUM}]*`, 'y'),
+  },
   // OpenAI (sk-, sk-proj-) and Anthropic (sk-ant-…) keys.
   { hint: 'sk-', notAfter: notB64url, re: new RegExp(`sk-[${B64URL}]{20}[${B64URL}]*`, 'y') },
   // Google API keys.
@@ -182,7 +186,9 @@ function chain(atoms: readonly string[]): string {
 function base64Cores(bytes: Buffer): string[] {
   const cores: string[] = []
   for (let k = 0; k < 3; k++) {
-    const encoded = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64').replace(/=+$/, '')
+    const encoded = Buffer.concat([Buffer.alloc(k), bytes])
+      .toString('base64')
+      .replace(/=+$/, '')
     const first = Math.ceil((8 * k) / 6)
     const last = Math.floor((8 * k + 8 * bytes.length) / 6) // exclusive
     cores.push(encoded.slice(first, last))

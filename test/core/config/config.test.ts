@@ -18,7 +18,17 @@ t.test('defaults', async (t) => {
 })
 
 t.test('flags: lists accumulate, = and space forms, booleans, --enable-<group>', async (t) => {
-  const p = parseArgv(['--allow', 'read,workspace', '--allow=review', '--repo', 'a/*', '--repo=b', '--require-lease', '--enable-integrate', '--no-allow-insecure-http'])
+  const p = parseArgv([
+    '--allow',
+    'read,workspace',
+    '--allow=review',
+    '--repo',
+    'a/*',
+    '--repo=b',
+    '--require-lease',
+    '--enable-integrate',
+    '--no-allow-insecure-http',
+  ])
   t.same(p.flags.allow, ['read', 'workspace', 'review'])
   t.same(p.flags.repo, ['a/*', 'b'])
   t.equal(p.flags['require-lease'], true)
@@ -31,7 +41,11 @@ t.test('usage errors say what is wrong', async (t) => {
   t.throws(() => parseArgv(['--max-output-bytes']), { message: /needs a value/ })
   t.throws(() => parseArgv(['--max-output-bytes', 'lots']), { message: /non-negative number/ })
   t.throws(() => parseArgv(['positional']), { message: /unexpected argument/ })
-  t.throws(() => parseArgv(['--token', 'agwp_secret']), { message: /there is no --token flag.*--token-file/ }, 'there is no flag taking the token value')
+  t.throws(
+    () => parseArgv(['--token', 'agwp_secret']),
+    { message: /there is no --token flag.*--token-file/ },
+    'there is no flag taking the token value',
+  )
   t.throws(() => loadConfig(['--token-file', 'a', '--token-env', 'B'], {}, noSecret), { message: /exclusive/ })
   t.throws(() => loadConfig(['--rate-limit', 'fast'], {}, noSecret), { message: /20\/s/ })
   t.throws(() => loadConfig(['--log-level', 'loud'], {}, noSecret), { message: /log-level/ })
@@ -68,8 +82,14 @@ t.test('upstream: http only on loopback unless opted in; no credentials in the U
   t.equal(checkUpstream('http://localhost:1', false), 'http://localhost:1')
   t.equal(checkUpstream('http://[::1]:1', false), 'http://[::1]:1')
   t.equal(checkUpstream('https://git.example.com', false), 'https://git.example.com')
-  t.throws(() => checkUpstream('http://10.1.2.3:7420', false), { message: /refused: plain http:\/\/ .*--allow-insecure-http/ })
-  t.throws(() => checkUpstream('http://127.0.0.1.evil.com', false), { message: /refused/ }, 'a loopback-looking hostname is not loopback')
+  t.throws(() => checkUpstream('http://10.1.2.3:7420', false), {
+    message: /refused: plain http:\/\/ .*--allow-insecure-http/,
+  })
+  t.throws(
+    () => checkUpstream('http://127.0.0.1.evil.com', false),
+    { message: /refused/ },
+    'a loopback-looking hostname is not loopback',
+  )
   t.equal(checkUpstream('http://10.1.2.3:7420', true), 'http://10.1.2.3:7420')
   t.throws(() => checkUpstream('https://u:p@h', false), { message: /credentials/ })
   t.throws(() => checkUpstream('ftp://h', false), { message: /http:\/\/ or https:\/\// })

@@ -9,7 +9,10 @@ import { manifests } from '../../../generated/manifests.js'
 const TOKEN = 'agwp_TESTtokenTESTtokenTESTtokenTESTtoken1234'
 
 /** An agwp stand-in that records what reached it and answers from a table. */
-function stubAgwp(answer: (tool: string, args: ToolArgs) => unknown, lease?: { ok: true } | { ok: false; reason: string }) {
+function stubAgwp(
+  answer: (tool: string, args: ToolArgs) => unknown,
+  lease?: { ok: true } | { ok: false; reason: string },
+) {
   const calls: { tool: string; args: ToolArgs }[] = []
   const plugin: Plugin = {
     name: 'agwp',
@@ -27,10 +30,27 @@ function stubAgwp(answer: (tool: string, args: ToolArgs) => unknown, lease?: { o
 
 const hostPlugin: Plugin = {
   name: 'host',
-  handlers: { server_info: async (_a, ctx) => ({ name: ctx.host.name, version: ctx.host.version, groups: [...ctx.host.groups], revisions: [...ctx.host.revisions], limits: {} }) },
+  handlers: {
+    server_info: async (_a, ctx) => ({
+      name: ctx.host.name,
+      version: ctx.host.version,
+      groups: [...ctx.host.groups],
+      revisions: [...ctx.host.revisions],
+      limits: {},
+    }),
+  },
 }
 
-const fileAnswer = (content: string) => ({ kind: 'file', path: 'a.txt', commit: 'c'.repeat(40), blob: 'b'.repeat(40), size: content.length, encoding: 'utf8', content, truncated: false })
+const fileAnswer = (content: string) => ({
+  kind: 'file',
+  path: 'a.txt',
+  commit: 'c'.repeat(40),
+  blob: 'b'.repeat(40),
+  size: content.length,
+  encoding: 'utf8',
+  content,
+  truncated: false,
+})
 
 t.test('a tool of a disabled group: explained refusal naming the group and the flag; nothing sent', async (t) => {
   const agwp = stubAgwp(() => ({}))
@@ -41,14 +61,21 @@ t.test('a tool of a disabled group: explained refusal naming the group and the f
   const review = await h.call('review_submit', { proposal: 'pr-1', verdict: 'approve' })
   t.match(review.text, /"review" group.*naming it in --allow \(here: --allow .*review\)/)
   const narrowed = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin }, allow: ['read'] })
-  t.match((await narrowed.call('file_write', { workspace: 'w', path: 'a', content: 'x' })).text, /"workspace" group, which the operator left out of --allow/)
+  t.match(
+    (await narrowed.call('file_write', { workspace: 'w', path: 'a', content: 'x' })).text,
+    /"workspace" group, which the operator left out of --allow/,
+  )
   t.equal(agwp.calls.length, 0)
 })
 
 t.test('an unknown tool is a protocol error, not a refusal', async (t) => {
   const h = createTestHost({ plugins: { host: hostPlugin } })
   await t.rejects(h.call('no_such_tool', {}), { code: -32602, message: /unknown tool "no_such_tool"/ })
-  await t.rejects(h.call('evil\u001b[2Jname', {}), { message: /unknown tool "evilname"/ }, 'the echoed name is sanitized')
+  await t.rejects(
+    h.call('evil\u001b[2Jname', {}),
+    { message: /unknown tool "evilname"/ },
+    'the echoed name is sanitized',
+  )
 })
 
 t.test('schema-invalid arguments: isError naming each field; the handler never runs', async (t) => {
@@ -64,8 +91,17 @@ t.test('schema-invalid arguments: isError naming each field; the handler never r
 })
 
 t.test('--repo, --write-path and path safety refuse before anything is sent', async (t) => {
-  const agwp = stubAgwp((_tool, args) => ({ workspace: 'w', path: args['path'], blob: 'b'.repeat(40), size: 1, created: true }))
-  const h = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin }, policy: { repoGlobs: ['team/*'], writeGlobs: ['src/**', 'docs/*.md'] } })
+  const agwp = stubAgwp((_tool, args) => ({
+    workspace: 'w',
+    path: args['path'],
+    blob: 'b'.repeat(40),
+    size: 1,
+    created: true,
+  }))
+  const h = createTestHost({
+    plugins: { agwp: agwp.plugin, host: hostPlugin },
+    policy: { repoGlobs: ['team/*'], writeGlobs: ['src/**', 'docs/*.md'] },
+  })
   const repo = await h.call('log', { repo: 'other/secret' })
   t.match(repo.text, /refused by --repo: .*Allowed repositories: team\/\*/)
   t.match(repo.text, /other\/secret/, 'the offending value is shown (fenced)')
@@ -86,63 +122,103 @@ t.test('--repo, --write-path and path safety refuse before anything is sent', as
   t.equal(agwp.calls[0]?.args['path'], 'src/a.ts', 'the normalized path is what is sent')
 })
 
-t.test('--repo: a tool that names its repository through repoArg must name it; nothing is sent otherwise', async (t) => {
-  const seen: { tool: string; repoArg: string | undefined; args: ToolArgs }[] = []
-  const plugin: Plugin = {
-    name: 'agwp',
-    handlers: {},
-    operation: async (args, ctx) => {
-      seen.push({ tool: ctx.tool.name, repoArg: ctx.tool.repoArg, args })
-      return { ok: true, id: 'x', state: 'open', workspace: 'w', path: 'a', blob: 'b'.repeat(40), size: 1, created: true, run_id: 'r' }
-    },
-  }
-  const h = createTestHost({ plugins: { agwp: plugin, host: hostPlugin }, allow: ['read', 'workspace', 'propose', 'coordinate', 'review'], enable: ['integrate'], policy: { repoGlobs: ['team-*'] } })
-  // Every tool whose manifest declares a repoArg, called with only its other required
-  // arguments: the core knows them from the manifests, not by name.
-  const byId: [string, Record<string, unknown>][] = [
-    ['file_write', { workspace: 'ws-3', path: 'a', content: 'x' }],
-    ['file_delete', { workspace: 'ws-3', path: 'a' }],
-    ['file_move', { workspace: 'ws-3', from: 'a', to: 'b' }],
-    ['workspace_status', { workspace: 'ws-3' }],
-    ['workspace_discard', { workspace: 'ws-3' }],
-    ['propose', { workspace: 'ws-3', title: 't' }],
-    ['proposal_revise', { proposal: 'pr-1', workspace: 'ws-3' }],
-    ['proposal_withdraw', { proposal: 'pr-1' }],
-    ['review_submit', { proposal: 'pr-1', verdict: 'approve' }],
-    ['proposal_integrate', { proposal: 'pr-1' }],
-    ['task_claim', { task: 'task-1' }],
-    ['run_update', { run_id: 'run-1' }],
-    ['run_release', { run_id: 'run-1', outcome: 'done' }],
-    ['lease_release', { lease_id: 'lease-1' }],
-    ['repo_list', {}],
-  ]
-  for (const [name, args] of byId) {
-    const missing = await h.call(name, args)
-    t.equal(missing.isError, true, `${name} without repo`)
-    t.match(missing.text, /refused by --repo: this server may only touch repositories matching team-\*; pass repo \(the repository the call acts on: for an id, the one it belongs to\)\./, `${name}: names the rule and what to pass`)
-    const empty = await h.call(name, { ...args, repo: '' })
-    t.match(empty.text, /refused by --repo/, `${name} with an empty repo`)
-    const outside = await h.call(name, { ...args, repo: 'other' })
-    t.match(outside.text, /refused by --repo: .*Allowed repositories: team-\*/, `${name} with a repository outside --repo`)
-  }
-  t.equal(seen.length, 0, 'the plugin saw none of these calls')
-  const ok = await h.call('file_write', { repo: 'team-a', workspace: 'ws-3', path: 'a', content: 'x' })
-  t.equal(ok.isError, false, ok.text)
-  t.same(seen, [{ tool: 'file_write', repoArg: 'repo', args: { repo: 'team-a', workspace: 'ws-3', path: 'a', content: 'x' } }], 'the plugin learns the repoArg from ctx.tool')
-  const tools = createTestHost({ plugins: { agwp: plugin, host: hostPlugin }, allow: ['read', 'workspace', 'propose', 'coordinate', 'review'], enable: ['integrate'] })
-  seen.length = 0
-  t.equal((await tools.call('file_write', { workspace: 'ws-3', path: 'a', content: 'x' })).isError, false, 'without --repo, repo stays optional')
-  t.equal(seen[0]?.args['repo'], undefined)
-})
+t.test(
+  '--repo: a tool that names its repository through repoArg must name it; nothing is sent otherwise',
+  async (t) => {
+    const seen: { tool: string; repoArg: string | undefined; args: ToolArgs }[] = []
+    const plugin: Plugin = {
+      name: 'agwp',
+      handlers: {},
+      operation: async (args, ctx) => {
+        seen.push({ tool: ctx.tool.name, repoArg: ctx.tool.repoArg, args })
+        return {
+          ok: true,
+          id: 'x',
+          state: 'open',
+          workspace: 'w',
+          path: 'a',
+          blob: 'b'.repeat(40),
+          size: 1,
+          created: true,
+          run_id: 'r',
+        }
+      },
+    }
+    const h = createTestHost({
+      plugins: { agwp: plugin, host: hostPlugin },
+      allow: ['read', 'workspace', 'propose', 'coordinate', 'review'],
+      enable: ['integrate'],
+      policy: { repoGlobs: ['team-*'] },
+    })
+    // Every tool whose manifest declares a repoArg, called with only its other required
+    // arguments: the core knows them from the manifests, not by name.
+    const byId: [string, Record<string, unknown>][] = [
+      ['file_write', { workspace: 'ws-3', path: 'a', content: 'x' }],
+      ['file_delete', { workspace: 'ws-3', path: 'a' }],
+      ['file_move', { workspace: 'ws-3', from: 'a', to: 'b' }],
+      ['workspace_status', { workspace: 'ws-3' }],
+      ['workspace_discard', { workspace: 'ws-3' }],
+      ['propose', { workspace: 'ws-3', title: 't' }],
+      ['proposal_revise', { proposal: 'pr-1', workspace: 'ws-3' }],
+      ['proposal_withdraw', { proposal: 'pr-1' }],
+      ['review_submit', { proposal: 'pr-1', verdict: 'approve' }],
+      ['proposal_integrate', { proposal: 'pr-1' }],
+      ['task_claim', { task: 'task-1' }],
+      ['run_update', { run_id: 'run-1' }],
+      ['run_release', { run_id: 'run-1', outcome: 'done' }],
+      ['lease_release', { lease_id: 'lease-1' }],
+      ['repo_list', {}],
+    ]
+    for (const [name, args] of byId) {
+      const missing = await h.call(name, args)
+      t.equal(missing.isError, true, `${name} without repo`)
+      t.match(
+        missing.text,
+        /refused by --repo: this server may only touch repositories matching team-\*; pass repo \(the repository the call acts on: for an id, the one it belongs to\)\./,
+        `${name}: names the rule and what to pass`,
+      )
+      const empty = await h.call(name, { ...args, repo: '' })
+      t.match(empty.text, /refused by --repo/, `${name} with an empty repo`)
+      const outside = await h.call(name, { ...args, repo: 'other' })
+      t.match(
+        outside.text,
+        /refused by --repo: .*Allowed repositories: team-\*/,
+        `${name} with a repository outside --repo`,
+      )
+    }
+    t.equal(seen.length, 0, 'the plugin saw none of these calls')
+    const ok = await h.call('file_write', { repo: 'team-a', workspace: 'ws-3', path: 'a', content: 'x' })
+    t.equal(ok.isError, false, ok.text)
+    t.same(
+      seen,
+      [{ tool: 'file_write', repoArg: 'repo', args: { repo: 'team-a', workspace: 'ws-3', path: 'a', content: 'x' } }],
+      'the plugin learns the repoArg from ctx.tool',
+    )
+    const tools = createTestHost({
+      plugins: { agwp: plugin, host: hostPlugin },
+      allow: ['read', 'workspace', 'propose', 'coordinate', 'review'],
+      enable: ['integrate'],
+    })
+    seen.length = 0
+    t.equal(
+      (await tools.call('file_write', { workspace: 'ws-3', path: 'a', content: 'x' })).isError,
+      false,
+      'without --repo, repo stays optional',
+    )
+    t.equal(seen[0]?.args['repo'], undefined)
+  },
+)
 
 t.test('every tool that takes a repository-bound id declares repoArg, as an input it has', async (t) => {
   const ids = ['workspace', 'proposal', 'task', 'run_id', 'lease_id']
   for (const m of manifests) {
     for (const tool of m.tools) {
       const props = Object.keys(tool.input.properties)
-      if (tool.repoArg !== undefined) t.ok(props.includes(tool.repoArg), `${tool.name}: repoArg ${tool.repoArg} is an input`)
+      if (tool.repoArg !== undefined)
+        t.ok(props.includes(tool.repoArg), `${tool.name}: repoArg ${tool.repoArg} is an input`)
       const required = tool.input.required ?? []
-      if (ids.some((k) => required.includes(k))) t.equal(tool.repoArg, 'repo', `${tool.name} takes an id and declares repoArg`)
+      if (ids.some((k) => required.includes(k)))
+        t.equal(tool.repoArg, 'repo', `${tool.name} takes an id and declares repoArg`)
     }
   }
 })
@@ -150,12 +226,25 @@ t.test('every tool that takes a repository-bound id declares repoArg, as an inpu
 t.test('--require-lease: no lease id, or a lease the plugin does not confirm, is refused', async (t) => {
   const refusing = stubAgwp(() => ({}), { ok: false, reason: 'lease lease-9 is held by run-2, not run-1' })
   const h = createTestHost({ plugins: { agwp: refusing.plugin, host: hostPlugin }, policy: { requireLease: true } })
-  t.match((await h.call('file_write', { workspace: 'w', path: 'a', content: 'x' })).text, /refused by --require-lease: writes need a lease/)
-  t.match((await h.call('file_write', { workspace: 'w', path: 'a', content: 'x', lease_id: 'lease-9', run_id: 'run-1' })).text, /held by run-2/)
+  t.match(
+    (await h.call('file_write', { workspace: 'w', path: 'a', content: 'x' })).text,
+    /refused by --require-lease: writes need a lease/,
+  )
+  t.match(
+    (await h.call('file_write', { workspace: 'w', path: 'a', content: 'x', lease_id: 'lease-9', run_id: 'run-1' }))
+      .text,
+    /held by run-2/,
+  )
   t.equal(refusing.calls.length, 0)
-  const confirming = stubAgwp(() => ({ workspace: 'w', path: 'a', blob: 'b'.repeat(40), size: 1, created: true }), { ok: true })
+  const confirming = stubAgwp(() => ({ workspace: 'w', path: 'a', blob: 'b'.repeat(40), size: 1, created: true }), {
+    ok: true,
+  })
   const h2 = createTestHost({ plugins: { agwp: confirming.plugin, host: hostPlugin }, policy: { requireLease: true } })
-  t.equal((await h2.call('file_write', { workspace: 'w', path: 'a', content: 'x', lease_id: 'lease-1', run_id: 'run-1' })).isError, false)
+  t.equal(
+    (await h2.call('file_write', { workspace: 'w', path: 'a', content: 'x', lease_id: 'lease-1', run_id: 'run-1' }))
+      .isError,
+    false,
+  )
   t.equal(confirming.calls.length, 1)
 })
 
@@ -200,7 +289,10 @@ t.test('success: summary, fence, raw text field, structured copy; hostile conten
   const r = await h.call('file_read', { repo: 'demo', path: 'a.txt' })
   t.equal(r.isError, false)
   const lines = r.text.split('\n')
-  t.match(lines[0], /^file_read: ok; \d+ bytes of file\.content data; 1 control or hidden character sequence\(s\) removed\./)
+  t.match(
+    lines[0],
+    /^file_read: ok; \d+ bytes of file\.content data; 1 control or hidden character sequence\(s\) removed\./,
+  )
   const id = /^<<<AGENTGIT-DATA ([0-9a-f]{32}) kind=file\.content>>>$/.exec(lines[1] ?? '')?.[1]
   t.ok(id, 'opening fence with a 128-bit id')
   t.equal(lines.at(-1), `<<<END-AGENTGIT-DATA ${id}>>>`)
@@ -225,7 +317,13 @@ t.test('output is bounded by --max-output-bytes, text and structured alike', asy
 })
 
 t.test('the integrate group warns on every call; each call is logged without its arguments', async (t) => {
-  const agwp = stubAgwp(() => ({ proposal: 'pr-1', target: 'main', commit: 'c'.repeat(40), previous_target_head: 'd'.repeat(40), strategy: 'merge' }))
+  const agwp = stubAgwp(() => ({
+    proposal: 'pr-1',
+    target: 'main',
+    commit: 'c'.repeat(40),
+    previous_target_head: 'd'.repeat(40),
+    strategy: 'merge',
+  }))
   const h = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin }, enable: ['integrate'] })
   await h.call('proposal_integrate', { proposal: 'pr-secret-arg' })
   await h.call('proposal_integrate', { proposal: 'pr-secret-arg' })

@@ -20,7 +20,8 @@ function run(max: number, chunks: (string | Buffer)[], end = true): LineEvent[] 
   return drain(r, out)
 }
 
-const lines = (evs: LineEvent[]): string[] => evs.map((e) => (typeof e === 'string' ? e : `<oversize ${e.bytes} ${JSON.stringify(e.id)}>`))
+const lines = (evs: LineEvent[]): string[] =>
+  evs.map((e) => (typeof e === 'string' ? e : `<oversize ${e.bytes} ${JSON.stringify(e.id)}>`))
 
 t.test('a chunk boundary anywhere yields the same lines', async (t) => {
   const text = '{"a":1}\n{"b":"é€𝄞"}\r\n\n  \r\n{"c":[1,2]}\nlast'
@@ -39,7 +40,16 @@ t.test('a chunk boundary anywhere yields the same lines', async (t) => {
     }
   }
   // One byte at a time.
-  t.same(lines(run(1024, [...bytes].map((b) => Buffer.from([b])))), want, 'byte by byte')
+  t.same(
+    lines(
+      run(
+        1024,
+        [...bytes].map((b) => Buffer.from([b])),
+      ),
+    ),
+    want,
+    'byte by byte',
+  )
 })
 
 t.test('CRLF is stripped, a lone CR inside a line is kept, blank and whitespace lines are ignored', async (t) => {
@@ -72,7 +82,11 @@ t.test('an oversize line is reported once with its id, its bytes counted, and th
 
 t.test('an oversize line whose id comes late, or is a string, or is absent', async (t) => {
   const late = `{"params":{"pad":"${'y'.repeat(5000)}"},"id":7}\n`
-  t.same(run(2048, [late]), [{ kind: 'oversize', bytes: late.length - 1, id: null }], 'id beyond the peeked prefix: null')
+  t.same(
+    run(2048, [late]),
+    [{ kind: 'oversize', bytes: late.length - 1, id: null }],
+    'id beyond the peeked prefix: null',
+  )
   const str = `{"jsonrpc":"2.0","id":"abc-é","pad":"${'z'.repeat(3000)}"}\n`
   t.same(run(2048, [str]), [{ kind: 'oversize', bytes: Buffer.byteLength(str) - 1, id: 'abc-é' }])
   const none = `[${'1,'.repeat(2000)}1]\n`
@@ -149,64 +163,82 @@ t.test('takeAhead leaves an oversize line to be reported in order', async (t) =>
   t.same(drain(r, []), [{ kind: 'oversize', bytes: big.length, id: 9 }, '{"id":1}'])
 })
 
-t.test('property: any input, any chunking, any interleaving of reads and takes, gives the reference lines', async (t) => {
-  // The reference: split the whole input at newlines; over-limit lines are reported by size.
-  const reference = (bytes: Buffer, max: number): unknown[] => {
-    const out: unknown[] = []
-    let from = 0
-    while (from < bytes.length) {
-      let nl = bytes.indexOf(0x0a, from)
-      if (nl === -1) nl = bytes.length
-      const line = bytes.subarray(from, nl)
-      from = nl + 1
-      if (line.length > max) out.push({ kind: 'oversize', bytes: line.length })
-      else {
-        const s = line.toString('utf8').replace(/\r$/, '')
-        if (!/^[ \t\r]*$/.test(s)) out.push(s)
-      }
-    }
-    return out
-  }
-  const piece = fc.oneof(
-    fc.constantFrom('\n', '\r\n', ' ', '\t', '{"id":1}', 'é', '𝄞', '\r'),
-    fc.string({ maxLength: 40 }),
-    fc.nat({ max: 300 }).map((n) => 'x'.repeat(n)),
-  )
-  fc.assert(
-    fc.property(fc.array(piece, { maxLength: 60 }), fc.array(fc.nat({ max: 200 }), { maxLength: 40 }), fc.integer({ min: 1, max: 400 }), fc.array(fc.boolean(), { maxLength: 40 }), (pieces, cuts, max, reads) => {
-      const bytes = Buffer.from(pieces.join(''), 'utf8')
-      const r = new LineReader(max)
-      const got: LineEvent[] = []
-      let at = 0
-      for (let i = 0; at < bytes.length; i++) {
-        const size = (cuts[i % Math.max(1, cuts.length)] ?? 0) + 1
-        r.push(bytes.subarray(at, at + size))
-        at += size
-        if (reads[i % Math.max(1, reads.length)]) {
-          const e = r.next()
-          if (e !== undefined) got.push(e)
+t.test(
+  'property: any input, any chunking, any interleaving of reads and takes, gives the reference lines',
+  async (t) => {
+    // The reference: split the whole input at newlines; over-limit lines are reported by size.
+    const reference = (bytes: Buffer, max: number): unknown[] => {
+      const out: unknown[] = []
+      let from = 0
+      while (from < bytes.length) {
+        let nl = bytes.indexOf(0x0a, from)
+        if (nl === -1) nl = bytes.length
+        const line = bytes.subarray(from, nl)
+        from = nl + 1
+        if (line.length > max) out.push({ kind: 'oversize', bytes: line.length })
+        else {
+          const s = line.toString('utf8').replace(/\r$/, '')
+          if (!/^[ \t\r]*$/.test(s)) out.push(s)
         }
       }
-      r.end()
-      drain(r, got)
-      const simplified = got.map((e) => (typeof e === 'string' ? e : { kind: e.kind, bytes: e.bytes }))
-      return JSON.stringify(simplified) === JSON.stringify(reference(bytes, max))
-    }),
-    { numRuns: 3000 },
-  )
-  t.pass('3,000 random inputs agree with the reference')
-})
+      return out
+    }
+    const piece = fc.oneof(
+      fc.constantFrom('\n', '\r\n', ' ', '\t', '{"id":1}', 'é', '𝄞', '\r'),
+      fc.string({ maxLength: 40 }),
+      fc.nat({ max: 300 }).map((n) => 'x'.repeat(n)),
+    )
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 60 }),
+        fc.array(fc.nat({ max: 200 }), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 400 }),
+        fc.array(fc.boolean(), { maxLength: 40 }),
+        (pieces, cuts, max, reads) => {
+          const bytes = Buffer.from(pieces.join(''), 'utf8')
+          const r = new LineReader(max)
+          const got: LineEvent[] = []
+          let at = 0
+          for (let i = 0; at < bytes.length; i++) {
+            const size = (cuts[i % Math.max(1, cuts.length)] ?? 0) + 1
+            r.push(bytes.subarray(at, at + size))
+            at += size
+            if (reads[i % Math.max(1, reads.length)]) {
+              const e = r.next()
+              if (e !== undefined) got.push(e)
+            }
+          }
+          r.end()
+          drain(r, got)
+          const simplified = got.map((e) => (typeof e === 'string' ? e : { kind: e.kind, bytes: e.bytes }))
+          return JSON.stringify(simplified) === JSON.stringify(reference(bytes, max))
+        },
+      ),
+      { numRuns: 3000 },
+    )
+    t.pass('3,000 random inputs agree with the reference')
+  },
+)
 
-t.test('takeAhead: a line the taker declines stays in its place; a taken one reports when reading passes it', async (t) => {
-  const r = new LineReader(1000)
-  const cancel = '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}'
-  const mentions = '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"note":"notifications/cancelled"}}'
-  r.push(Buffer.from(`{"id":1}\n${mentions}\n{"id":2}\n${cancel}\n{"id":5}\n`))
-  const order: string[] = []
-  r.takeAhead('notifications/cancelled', (line) => (line.includes('"method":"ping"') ? undefined : () => order.push('cancel passed')))
-  for (let e = r.next(); e !== undefined; e = r.next()) order.push(typeof e === 'string' ? e : 'oversize')
-  t.same(order, ['{"id":1}', mentions, '{"id":2}', 'cancel passed', '{"id":5}'], 'declined line in order; the taken one passes before the line after it')
-})
+t.test(
+  'takeAhead: a line the taker declines stays in its place; a taken one reports when reading passes it',
+  async (t) => {
+    const r = new LineReader(1000)
+    const cancel = '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}'
+    const mentions = '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"note":"notifications/cancelled"}}'
+    r.push(Buffer.from(`{"id":1}\n${mentions}\n{"id":2}\n${cancel}\n{"id":5}\n`))
+    const order: string[] = []
+    r.takeAhead('notifications/cancelled', (line) =>
+      line.includes('"method":"ping"') ? undefined : () => order.push('cancel passed'),
+    )
+    for (let e = r.next(); e !== undefined; e = r.next()) order.push(typeof e === 'string' ? e : 'oversize')
+    t.same(
+      order,
+      ['{"id":1}', mentions, '{"id":2}', 'cancel passed', '{"id":5}'],
+      'declined line in order; the taken one passes before the line after it',
+    )
+  },
+)
 
 t.test('a buffer grown for a long line shrinks back once the line is taken', async (t) => {
   const r = new LineReader(4 * 1024 * 1024)
@@ -221,7 +253,10 @@ t.test('a buffer grown for a long line shrinks back once the line is taken', asy
     r.push(Buffer.from(`${i}}\n`))
     r.next()
   }
-  t.ok((r as unknown as { buf: Buffer }).buf.length <= 256 * 1024, `buffer ${(r as unknown as { buf: Buffer }).buf.length} bytes`)
+  t.ok(
+    (r as unknown as { buf: Buffer }).buf.length <= 256 * 1024,
+    `buffer ${(r as unknown as { buf: Buffer }).buf.length} bytes`,
+  )
 })
 
 t.test('an oversize report never reads stale bytes past what was received', async (t) => {

@@ -96,7 +96,10 @@ t.test('a line longer than a block is written whole, after what was gathered bef
   w.write(bigParts)
   w.write('{"last":3}')
   await w.idle()
-  t.equal(out.text, `{"first":1}\n${big}\n{"between":2}\n{"parts":${JSON.stringify('q'.repeat(150_000))}}\n{"last":3}\n`)
+  t.equal(
+    out.text,
+    `{"first":1}\n${big}\n{"between":2}\n{"parts":${JSON.stringify('q'.repeat(150_000))}}\n{"last":3}\n`,
+  )
 })
 
 t.test('many blocks: a block is reused only after the stream finished with it', async (t) => {

@@ -33,12 +33,27 @@ t.test('cursors round-trip and are bound to their list', async (t) => {
   // Every list the server pages, by the name server.ts gives it.
   for (const list of ['tools', 'prompts', 'resources', 'resourceTemplates']) {
     t.equal(decodeCursor(list, encodeCursor(list, 2)), 2, `${list} cursors round-trip`)
-    t.same(page(list, items, page(list, items, undefined, 2).nextCursor, 2), { items: ['c', 'd'], nextCursor: encodeCursor(list, 4) }, `${list}: page 2`)
+    t.same(
+      page(list, items, page(list, items, undefined, 2).nextCursor, 2),
+      { items: ['c', 'd'], nextCursor: encodeCursor(list, 4) },
+      `${list}: page 2`,
+    )
   }
 })
 
 t.test('forged and malformed cursors are -32602', async (t) => {
-  const bad: unknown[] = ['', 'garbage', 'dG9vbHM6', Buffer.from('tools:-1').toString('base64url'), Buffer.from('tools:1x').toString('base64url'), 'x'.repeat(65), 7, null, {}, []]
+  const bad: unknown[] = [
+    '',
+    'garbage',
+    'dG9vbHM6',
+    Buffer.from('tools:-1').toString('base64url'),
+    Buffer.from('tools:1x').toString('base64url'),
+    'x'.repeat(65),
+    7,
+    null,
+    {},
+    [],
+  ]
   for (const c of bad) {
     try {
       page('tools', items, c, 2)

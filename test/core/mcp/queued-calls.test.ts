@@ -5,7 +5,10 @@ import { RpcError } from '../../../core/src/mcp/errors.ts'
 import type { CallOptions, CallOutcome, McpHost } from '../../../core/src/mcp/host-api.ts'
 import { lineText, McpServer } from '../../../core/src/mcp/server.ts'
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
 
 function setup(maxConcurrentCalls: number) {
   const started: (string | number)[] = []
@@ -42,8 +45,17 @@ function setup(maxConcurrentCalls: number) {
     maxConcurrentCalls,
     onCallSettled: () => settled++,
   })
-  const call = (id: number) => server.handleLine(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: META } }))
-  const cancel = (id: number) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } })
+  const call = (id: number) =>
+    server.handleLine(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'slow', arguments: {}, _meta: META },
+      }),
+    )
+  const cancel = (id: number) =>
+    JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } })
   const tick = () => new Promise((r) => setImmediate(r))
   return { server, started, releases, answered, call, cancel, tick, settledCount: () => settled }
 }

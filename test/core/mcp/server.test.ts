@@ -7,7 +7,10 @@ import { lineText, McpServer } from '../../../core/src/mcp/server.ts'
 import { validateServerMessage } from '../../helpers/mcp-schema.ts'
 import type { Revision } from '../../helpers/mcp-schema.ts'
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
 
 interface Harness {
   server: McpServer
@@ -26,8 +29,22 @@ function harness(pageSize = 100): Harness {
     identity: { name: 'fake', title: 'Fake', version: '1.0.0' },
     instructions: 'test',
     tools: () => [
-      { name: 'slow', title: 'Slow', description: 'waits', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
-      { name: 'fast', title: 'Fast', description: 'answers', inputSchema: { type: 'object' }, outputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+      {
+        name: 'slow',
+        title: 'Slow',
+        description: 'waits',
+        inputSchema: { type: 'object' },
+        outputSchema: { type: 'object' },
+        annotations: { readOnlyHint: true },
+      },
+      {
+        name: 'fast',
+        title: 'Fast',
+        description: 'answers',
+        inputSchema: { type: 'object' },
+        outputSchema: { type: 'object' },
+        annotations: { readOnlyHint: true },
+      },
     ],
     resources: () => [],
     resourceTemplates: () => [],
@@ -79,7 +96,12 @@ function call(id: string | number, name: string, meta = true): Record<string, un
 }
 
 function assertValid(t: Tap, rev: Revision, msgs: Record<string, unknown>[], method?: string): void {
-  for (const m of msgs) t.same(validateServerMessage(rev, m, m['error'] ? undefined : method), [], `valid ${rev}: ${JSON.stringify(m).slice(0, 120)}`)
+  for (const m of msgs)
+    t.same(
+      validateServerMessage(rev, m, m['error'] ? undefined : method),
+      [],
+      `valid ${rev}: ${JSON.stringify(m).slice(0, 120)}`,
+    )
 }
 interface Tap {
   same(a: unknown, b: unknown, m: string): unknown
@@ -109,7 +131,12 @@ t.test('a cancelled call aborts its signal and is never answered', async (t) => 
 
 t.test('cancellation in a legacy session, with a string id', async (t) => {
   const h = harness()
-  h.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } })
+  h.send({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+  })
   await tick()
   h.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
   h.send(call('slow-1', 'slow', false))
@@ -196,7 +223,12 @@ t.test('an id already in flight is refused with that id; the first call is unaff
 
 t.test('2025-03-26 batches: one array answer, notifications inside produce nothing', async (t) => {
   const h = harness()
-  h.send({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'c', version: '1' } } })
+  h.send({
+    jsonrpc: '2.0',
+    id: 'i',
+    method: 'initialize',
+    params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+  })
   await tick()
   h.raw.length = 0
   h.out.length = 0
@@ -204,7 +236,12 @@ t.test('2025-03-26 batches: one array answer, notifications inside produce nothi
     { jsonrpc: '2.0', id: 1, method: 'ping' },
     { jsonrpc: '2.0', method: 'notifications/initialized' },
     call(2, 'fast', false),
-    { jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'c', version: '1' } } },
+    {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    },
     { jsonrpc: '2.0', id: 4, method: 'no/such' },
     7,
   ])
@@ -213,14 +250,31 @@ t.test('2025-03-26 batches: one array answer, notifications inside produce nothi
   t.equal(h.raw.length, 1, 'one line')
   const batch = JSON.parse(h.raw[0] ?? 'null') as Record<string, unknown>[]
   t.ok(Array.isArray(batch), 'an array')
-  t.same(batch.map((m) => m['id']).sort((a, b) => String(a).localeCompare(String(b))), [1, 2, 3, 4, null].sort((a, b) => String(a).localeCompare(String(b))))
-  t.match(batch.find((m) => m['id'] === 3), { error: { code: -32600 } }, 'initialize is not allowed in a batch')
-  t.match(batch.find((m) => m['id'] === 4), { error: { code: -32601 } })
-  t.match(batch.find((m) => m['id'] === null), { error: { code: -32600 } }, 'a non-object element')
+  t.same(
+    batch.map((m) => m['id']).sort((a, b) => String(a).localeCompare(String(b))),
+    [1, 2, 3, 4, null].sort((a, b) => String(a).localeCompare(String(b))),
+  )
+  t.match(
+    batch.find((m) => m['id'] === 3),
+    { error: { code: -32600 } },
+    'initialize is not allowed in a batch',
+  )
+  t.match(
+    batch.find((m) => m['id'] === 4),
+    { error: { code: -32601 } },
+  )
+  t.match(
+    batch.find((m) => m['id'] === null),
+    { error: { code: -32600 } },
+    'a non-object element',
+  )
   const c = batch.find((m) => m['id'] === 2) as { result: Record<string, unknown> }
   t.notOk('structuredContent' in c.result, 'no structuredContent in 2025-03-26')
   h.raw.length = 0
-  h.send([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } }])
+  h.send([
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } },
+  ])
   await tick()
   t.same(h.raw, [], 'a batch of notifications is not answered at all')
   h.send([])
@@ -231,7 +285,12 @@ t.test('batches are refused before initialize and in later revisions', async (t)
   const h = harness()
   h.send([{ jsonrpc: '2.0', id: 1, method: 'ping' }])
   t.match(JSON.parse(h.raw[0] ?? 'null'), { id: null, error: { code: -32600 } })
-  h.send({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } } })
+  h.send({
+    jsonrpc: '2.0',
+    id: 'i',
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+  })
   await tick()
   h.send([{ jsonrpc: '2.0', id: 2, method: 'ping' }])
   t.match(JSON.parse(h.raw[2] ?? 'null'), { id: null, error: { code: -32600, message: /2025-11-25/ } })
@@ -260,14 +319,24 @@ t.test('-32022 for any non-modern version value, with a bounded string data.requ
   const deep = '['.repeat(50_000) + ']'.repeat(50_000) // JSON text: too deep for JSON.stringify to serialize back
   const versions: string[] = [deep, '{"a":1}', '7', 'true', 'null', JSON.stringify('v'.repeat(10_000)), '"2024-11-05"']
   for (const [i, v] of versions.entries()) {
-    h.server.handleLine(`{"jsonrpc":"2.0","id":${i},"method":"ping","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":${v}}}}`)
+    h.server.handleLine(
+      `{"jsonrpc":"2.0","id":${i},"method":"ping","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":${v}}}}`,
+    )
   }
   await h.server.drain()
   t.equal(h.out.length, versions.length)
   for (const m of h.out) {
-    t.match(m, { error: { code: -32022, data: { supported: ['2026-07-28'], requested: String } } }, `id ${String(m['id'])}`)
+    t.match(
+      m,
+      { error: { code: -32022, data: { supported: ['2026-07-28'], requested: String } } },
+      `id ${String(m['id'])}`,
+    )
     t.ok(JSON.stringify(m).length < 1000, `id ${String(m['id'])}: the answer stays small`)
   }
-  t.equal((h.out.find((m) => m['id'] === 6)?.['error'] as { data: { requested: string } }).data.requested, '2024-11-05', 'a short version is echoed exactly')
+  t.equal(
+    (h.out.find((m) => m['id'] === 6)?.['error'] as { data: { requested: string } }).data.requested,
+    '2024-11-05',
+    'a short version is echoed exactly',
+  )
   assertValid(t, '2026-07-28', h.out)
 })

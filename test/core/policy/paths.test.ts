@@ -104,9 +104,25 @@ t.test('checkRepo', async (t) => {
   const m = compileGlobs(['acme/*', 'solo'])
   t.same(checkRepo('acme/web', m), { ok: true, repo: 'acme/web' })
   t.same(checkRepo('solo', m), { ok: true, repo: 'solo' })
-  t.same(checkRepo('other/web', m), { ok: false, rule: 'repo', value: 'other/web', reason: 'repository "other/web" matches no --repo glob.' })
+  t.same(checkRepo('other/web', m), {
+    ok: false,
+    rule: 'repo',
+    value: 'other/web',
+    reason: 'repository "other/web" matches no --repo glob.',
+  })
   t.equal(checkRepo('acme/.hidden', m).ok, false, 'dot names need an explicit glob')
-  for (const bad of ['', 'acme/../x', 'acme//web', '/acme/web', 'acme/web/', 'acme\\web', 'acme/w\0', 'acme/\u202eweb', '.', '..']) {
+  for (const bad of [
+    '',
+    'acme/../x',
+    'acme//web',
+    '/acme/web',
+    'acme/web/',
+    'acme\\web',
+    'acme/w\0',
+    'acme/\u202eweb',
+    '.',
+    '..',
+  ]) {
     const r = checkRepo(bad, undefined)
     t.equal(r.ok, false, JSON.stringify(bad))
     if (!r.ok) t.equal(r.rule, 'repo')

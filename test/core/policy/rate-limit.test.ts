@@ -11,7 +11,11 @@ t.test('burst, refill, retry hint', async (t) => {
   now += 250
   t.same(b.take(), { ok: true })
   now += 60_000
-  t.same([b.take(), b.take(), b.take(), b.take()].map((r) => r.ok), [true, true, true, false], 'refill caps at burst')
+  t.same(
+    [b.take(), b.take(), b.take(), b.take()].map((r) => r.ok),
+    [true, true, true, false],
+    'refill caps at burst',
+  )
 })
 
 t.test('a clock stepping back neither refills nor drains', async (t) => {
@@ -36,7 +40,13 @@ t.test('fractional rates and the default clock', async (t) => {
 })
 
 t.test('invalid settings', async (t) => {
-  for (const o of [{ ratePerSec: 0, burst: 1 }, { ratePerSec: -1, burst: 1 }, { ratePerSec: Infinity, burst: 1 }, { ratePerSec: NaN, burst: 1 }, { ratePerSec: 1, burst: 0 }]) {
+  for (const o of [
+    { ratePerSec: 0, burst: 1 },
+    { ratePerSec: -1, burst: 1 },
+    { ratePerSec: Infinity, burst: 1 },
+    { ratePerSec: NaN, burst: 1 },
+    { ratePerSec: 1, burst: 0 },
+  ]) {
     t.throws(() => createTokenBucket(o), RangeError, JSON.stringify(o))
   }
 })

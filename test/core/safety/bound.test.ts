@@ -19,7 +19,11 @@ t.test('boundText: exact limit, one over, code point boundaries', async (t) => {
   }
   t.same(boundText('éé', 3), { text: 'é', truncated: true, bytes: 2 }, '2-byte sequence')
   t.same(boundText('€€', 5), { text: '€', truncated: true, bytes: 3 }, '3-byte sequence')
-  t.same(boundText('a\ud800b', 4), { text: 'a\ud800', truncated: true, bytes: 4 }, 'lone surrogate counts 3 like Buffer does')
+  t.same(
+    boundText('a\ud800b', 4),
+    { text: 'a\ud800', truncated: true, bytes: 4 },
+    'lone surrogate counts 3 like Buffer does',
+  )
   t.throws(() => boundText('x', -1), RangeError)
   t.throws(() => boundText('x', 1.5), RangeError)
 })
@@ -28,7 +32,8 @@ t.test('boundText property: never over, always a prefix on a code point boundary
   fc.assert(
     fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.nat(400), (s, max) => {
       const r = boundText(s, max)
-      const ok = s.startsWith(r.text) && bytes(r.text) <= max && r.bytes === bytes(r.text) && r.truncated === (r.text !== s)
+      const ok =
+        s.startsWith(r.text) && bytes(r.text) <= max && r.bytes === bytes(r.text) && r.truncated === (r.text !== s)
       if (!ok || !r.truncated) return ok
       const splitPair = /[\ud800-\udbff]$/.test(r.text) && /^[\udc00-\udfff]/.test(s.slice(r.text.length))
       // maximal: the next whole code point would not have fitted
@@ -50,10 +55,24 @@ t.test('boundText on 100 MB', async (t) => {
 })
 
 t.test('boundData keeps the shape', async (t) => {
-  const value = { path: 'a.txt', size: 123, binary: false, content: 'x'.repeat(10_000), tags: ['a', 'b'], meta: { owner: 'o', note: null } }
+  const value = {
+    path: 'a.txt',
+    size: 123,
+    binary: false,
+    content: 'x'.repeat(10_000),
+    tags: ['a', 'b'],
+    meta: { owner: 'o', note: null },
+  }
   const tiny = boundData(value, 60)
-  t.ok(tiny.truncated && jsonBytes(tiny.value) <= 60, 'below the size of the bare shape: last resort drops trailing keys')
-  t.same(Object.keys(tiny.value as object), Object.keys(value).slice(0, Object.keys(tiny.value as object).length), 'a prefix of the keys')
+  t.ok(
+    tiny.truncated && jsonBytes(tiny.value) <= 60,
+    'below the size of the bare shape: last resort drops trailing keys',
+  )
+  t.same(
+    Object.keys(tiny.value as object),
+    Object.keys(value).slice(0, Object.keys(tiny.value as object).length),
+    'a prefix of the keys',
+  )
   for (const max of [120, 200, 1000, 5000]) {
     const r = boundData(value, max)
     t.ok(r.truncated)
@@ -88,7 +107,11 @@ t.test('boundData: longest strings first, then array tails', async (t) => {
 })
 
 t.test('boundData edge values', async (t) => {
-  t.same(boundData({ u: undefined, f: () => 1, n: NaN, d: new Date(0) }, 1000).value, { n: null, d: '1970-01-01T00:00:00.000Z' }, 'JSON semantics')
+  t.same(
+    boundData({ u: undefined, f: () => 1, n: NaN, d: new Date(0) }, 1000).value,
+    { n: null, d: '1970-01-01T00:00:00.000Z' },
+    'JSON semantics',
+  )
   t.same(boundData([undefined], 100).value, [null])
   t.same(boundData('😀😀', 6), { value: '😀', truncated: true })
   t.same(boundData('\n\n\n', 6), { value: '\n\n', truncated: true }, 'escapes are counted as JSON text')

@@ -1,5 +1,12 @@
 import t from 'tap'
-import { closeFence, FENCE_ID_PLACEHOLDER, newFenceId, openFence, renderFenced, truncationMarker } from '../../../core/src/safety/fence.ts'
+import {
+  closeFence,
+  FENCE_ID_PLACEHOLDER,
+  newFenceId,
+  openFence,
+  renderFenced,
+  truncationMarker,
+} from '../../../core/src/safety/fence.ts'
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8')
 
@@ -18,7 +25,10 @@ function parse(text: string): { head: string[]; id: string; kind: string; body: 
 t.test('newFenceId', async (t) => {
   const ids = new Set(Array.from({ length: 1000 }, newFenceId))
   t.equal(ids.size, 1000)
-  t.ok([...ids].every((id) => /^[0-9a-f]{32}$/.test(id)), '128 bits as hex')
+  t.ok(
+    [...ids].every((id) => /^[0-9a-f]{32}$/.test(id)),
+    '128 bits as hex',
+  )
 })
 
 t.test('exact format', async (t) => {
@@ -83,7 +93,10 @@ t.test('bounds: exactly the limit, one byte over, emoji at the boundary', async 
     t.ok(r.truncated)
     t.ok(bytes(r.text) <= max, `≤ max (offset ${extra})`)
     t.equal(r.bytes, bytes(r.text))
-    t.notOk(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(r.text), 'no split surrogate pair')
+    t.notOk(
+      /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(r.text),
+      'no split surrogate pair',
+    )
     t.ok(r.text.endsWith(`\n${closeFence(r.id)}`), 'closing line kept')
   }
 })
@@ -91,7 +104,10 @@ t.test('bounds: exactly the limit, one byte over, emoji at the boundary', async 
 t.test('maxBytes too small for the frame', async (t) => {
   t.throws(() => renderFenced({ summary: 's', kind: 'k', body: 'x'.repeat(100), maxBytes: 50 }), RangeError)
   t.throws(() => renderFenced({ summary: 's', kind: 'k', body: '', maxBytes: -1 }), RangeError)
-  t.doesNotThrow(() => renderFenced({ summary: 's', kind: 'k', body: '', maxBytes: 125 }), 'an empty body needs only the frame')
+  t.doesNotThrow(
+    () => renderFenced({ summary: 's', kind: 'k', body: '', maxBytes: 125 }),
+    'an empty body needs only the frame',
+  )
 })
 
 t.test('100 MB body', async (t) => {

@@ -18,7 +18,10 @@ t.test('line format', async (t) => {
   const { log, lines } = capture()
   log.info('tool call', { tool: 'file_read', group: 'read', ms: 12, ok: true, detail: { a: [1, 'x'] } })
   t.equal(lines.length, 1)
-  t.match(lines[0]!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info tool call tool="file_read" group="read" ms=12 ok=true detail=\{"a":\[1,"x"\]\}\n$/)
+  t.match(
+    lines[0]!,
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info tool call tool="file_read" group="read" ms=12 ok=true detail=\{"a":\[1,"x"\]\}\n$/,
+  )
   log.warn('odd keys', { 'has space': 1, 'k=v': 2, skip: undefined })
   t.match(lines[1]!, / warn odd keys "has space"=1 "k=v"=2\n$/)
 })
@@ -29,7 +32,10 @@ t.test('levels', async (t) => {
   log.info('i')
   log.warn('w')
   log.error('e')
-  t.same(lines.map((l) => l.split(' ')[1]), ['warn', 'error'])
+  t.same(
+    lines.map((l) => l.split(' ')[1]),
+    ['warn', 'error'],
+  )
   const silent = capture('silent')
   silent.log.error('nothing')
   t.same(silent.lines, [])
@@ -57,12 +63,18 @@ t.test('one line, no controls, no token, whatever is logged', async (t) => {
     t.notOk(line.includes(TOKEN.slice(10)), 'no wrapped half')
   }
   t.match(lines[0]!, /err=\{"name":"Error","message":"failed with \[REDACTED\]","code":"E_X"\}/)
-  t.match(lines[0]!, /big="10"/, "bigint as a string")
+  t.match(lines[0]!, /big="10"/, 'bigint as a string')
   t.match(lines[1]!, /cyclic="\[unserializable\]"/)
 })
 
 t.test('a throwing writer never breaks the caller', async (t) => {
-  const log = createLogger({ level: 'info', scrub: (s) => s, write: () => { throw new Error('EPIPE') } })
+  const log = createLogger({
+    level: 'info',
+    scrub: (s) => s,
+    write: () => {
+      throw new Error('EPIPE')
+    },
+  })
   t.doesNotThrow(() => log.info('x'))
 })
 
@@ -88,7 +100,10 @@ t.test('default writer is stderr, never stdout; idle() waits for the lines to le
   const out: string[] = []
   const origErr = process.stderr.write.bind(process.stderr)
   const origOut = process.stdout.write.bind(process.stdout)
-  const capture = (into: string[]) => ((chunk: unknown, cb?: unknown) => (into.push(String(chunk)), typeof cb === 'function' && process.nextTick(cb as () => void), true)) as typeof process.stderr.write
+  const capture = (into: string[]) =>
+    ((chunk: unknown, cb?: unknown) => (
+      into.push(String(chunk)), typeof cb === 'function' && process.nextTick(cb as () => void), true
+    )) as typeof process.stderr.write
   process.stderr.write = capture(err)
   process.stdout.write = capture(out)
   try {

@@ -32,7 +32,12 @@ t.test('every escape family is stripped and counted once', async (t) => {
     ['lone CR', 'abc\rxyz', 'abcxyz', 1],
     ['CRLF is normalized, not counted', 'a\r\nb\r\n', 'a\nb\n', 0],
     ['CR CR LF', 'a\r\r\nb', 'a\nb', 1],
-    ['bidi overrides and isolates', 'a\u202eb\u202ac\u202bd\u202ce\u202df\u2066g\u2067h\u2068i\u2069j', 'abcdefghij', 9],
+    [
+      'bidi overrides and isolates',
+      'a\u202eb\u202ac\u202bd\u202ce\u202df\u2066g\u2067h\u2068i\u2069j',
+      'abcdefghij',
+      9,
+    ],
     ['bidi marks', 'a\u200eb\u200fc\u061cd', 'abcd', 3],
     ['zero-width', 'a\u200bb\u200cc\u200dd\u2060e\ufefff', 'abcdef', 5],
     ['tag characters', 'a\u{e0001}\u{e0041}\u{e007f}b', 'ab', 3],
@@ -56,9 +61,17 @@ t.test('unterminated and interrupted sequences lose at most the rest of their li
   t.same(sanitizeText(`keep${ESC}]0;title never ends\nnext line`), { text: 'keep\nnext line', removed: 1 })
   t.same(sanitizeText(`keep${ESC}Pdcs body\nnext`), { text: 'keep\nnext', removed: 1 })
   t.same(sanitizeText(`keep\u009dosc body`), { text: 'keep', removed: 1 }, 'to the end of input')
-  t.same(sanitizeText(`a${ESC}]0;x${ESC}[31mb`), { text: 'ab', removed: 2 }, 'a new ESC interrupts the string and starts its own sequence')
+  t.same(
+    sanitizeText(`a${ESC}]0;x${ESC}[31mb`),
+    { text: 'ab', removed: 2 },
+    'a new ESC interrupts the string and starts its own sequence',
+  )
   t.same(sanitizeText(`a${ESC}]0;x\u009b1mb`), { text: 'ab', removed: 2 }, 'so does a C1 introducer')
-  t.same(sanitizeText(`a${ESC}[12\nb`), { text: 'a\nb', removed: 1 }, 'a CSI stops before a character it cannot contain')
+  t.same(
+    sanitizeText(`a${ESC}[12\nb`),
+    { text: 'a\nb', removed: 1 },
+    'a CSI stops before a character it cannot contain',
+  )
   t.same(sanitizeText(`a${ESC}[12é`), { text: 'aé', removed: 1 })
   t.same(sanitizeText(`a${ESC}[`), { text: 'a', removed: 1 })
 })
@@ -113,5 +126,9 @@ t.test('sanitizeDeep', async (t) => {
   for (let i = 0; i < 10_000; i++) deep = [deep]
   t.throws(() => sanitizeDeep(deep), /nested deeper/)
   const shared = { s: 'a\u200b' }
-  t.same(sanitizeDeep([shared, shared]), { value: [{ s: 'a' }, { s: 'a' }], removed: 2 }, 'shared (acyclic) references are fine')
+  t.same(
+    sanitizeDeep([shared, shared]),
+    { value: [{ s: 'a' }, { s: 'a' }], removed: 2 },
+    'shared (acyclic) references are fine',
+  )
 })

@@ -39,12 +39,21 @@ t.test('credential shapes', async (t) => {
 
 t.test('private key blocks', async (t) => {
   const { scrub } = createScrubber(() => [])
-  const pem = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACD==\n-----END OPENSSH PRIVATE KEY-----'
+  const pem =
+    '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACD==\n-----END OPENSSH PRIVATE KEY-----'
   t.equal(scrub(`key:\n${pem}\ndone`), `key:\n${REDACTED}\ndone`)
   t.equal(scrub(`${pem}\n${pem.replace(/OPENSSH /g, 'RSA ')}`), `${REDACTED}\n${REDACTED}`)
   const cut = '-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM\nabc+/=\n'
-  t.equal(scrub(`${cut}This line is prose.`), `${REDACTED}This line is prose.`, 'unterminated: body lines go, prose stays')
-  t.equal(scrub('-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----'), '-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----', 'public keys stay')
+  t.equal(
+    scrub(`${cut}This line is prose.`),
+    `${REDACTED}This line is prose.`,
+    'unterminated: body lines go, prose stays',
+  )
+  t.equal(
+    scrub('-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----'),
+    '-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----',
+    'public keys stay',
+  )
 })
 
 t.test('what is not a credential', async (t) => {
@@ -84,7 +93,11 @@ t.test('the configured token in every form', async (t) => {
   // base64 of a blob containing the token at every byte offset (all three alignments) and in
   // both alphabets, also MIME-wrapped at 76 columns
   for (let offset = 0; offset < 9; offset++) {
-    const blob = Buffer.concat([Buffer.from('p'.repeat(offset) + '\u00ff'), Buffer.from(TOKEN), Buffer.from('\u00fe tail')])
+    const blob = Buffer.concat([
+      Buffer.from('p'.repeat(offset) + '\u00ff'),
+      Buffer.from(TOKEN),
+      Buffer.from('\u00fe tail'),
+    ])
     for (const enc of ['base64', 'base64url'] as const) {
       const encoded = blob.toString(enc)
       const mime = encoded.replace(/(.{76})/g, '$1\n')
@@ -102,7 +115,12 @@ t.test('the configured token in every form', async (t) => {
 t.test('secrets with URL-special characters', async (t) => {
   const secret = 'p@ss w/rd+:ünï=ok'
   const sc = createScrubber(() => [secret])
-  for (const form of [secret, encodeURIComponent(secret), encodeURIComponent(secret).toLowerCase(), encodeURI(secret)]) {
+  for (const form of [
+    secret,
+    encodeURIComponent(secret),
+    encodeURIComponent(secret).toLowerCase(),
+    encodeURI(secret),
+  ]) {
     t.equal(sc.scrub(`[${form}]`), `[${REDACTED}]`, form)
   }
 })
@@ -146,7 +164,10 @@ t.test('linear on hostile input, fast on 100 MB', async (t) => {
   for (const h of hostile) {
     const start = performance.now()
     sc.scrub(h)
-    t.ok(performance.now() - start < 5000, `${JSON.stringify(h.slice(0, 12))}… in ${Math.round(performance.now() - start)} ms`)
+    t.ok(
+      performance.now() - start < 5000,
+      `${JSON.stringify(h.slice(0, 12))}… in ${Math.round(performance.now() - start)} ms`,
+    )
   }
   const line = 'const x = "an ordinary line of source text"; // with a comment\n'
   const big = line.repeat(Math.ceil(100_000_000 / line.length))

@@ -42,10 +42,18 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 
 export const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 
-export function envFor(url: string, o: { token?: string; refreshTo?: string; timeoutMs?: number; maxResponseBytes?: number } = {}): PluginEnv & { refreshes: number } {
+export function envFor(
+  url: string,
+  o: { token?: string; refreshTo?: string; timeoutMs?: number; maxResponseBytes?: number } = {},
+): PluginEnv & { refreshes: number } {
   let token = o.token ?? 'agwp_test-token-0000000000'
   const env = {
-    upstream: { url, timeoutMs: o.timeoutMs ?? 3000, connectTimeoutMs: 1000, maxResponseBytes: o.maxResponseBytes ?? 65536 },
+    upstream: {
+      url,
+      timeoutMs: o.timeoutMs ?? 3000,
+      connectTimeoutMs: 1000,
+      maxResponseBytes: o.maxResponseBytes ?? 65536,
+    },
     tokens: {
       current: async () => token,
       refresh: async () => {
@@ -60,7 +68,12 @@ export function envFor(url: string, o: { token?: string; refreshTo?: string; tim
   return env
 }
 
-export function ctxFor(env: PluginEnv, operation?: Operation, signal: AbortSignal = new AbortController().signal, name = 't'): ToolContext {
+export function ctxFor(
+  env: PluginEnv,
+  operation?: Operation,
+  signal: AbortSignal = new AbortController().signal,
+  name = 't',
+): ToolContext {
   return {
     signal,
     log: silent,

@@ -69,7 +69,12 @@ t.test('bodies past the byte cap are refused, declared or streamed', async (t) =
 })
 
 t.test('garbage and non-object bodies are bad_response', async (t) => {
-  const bodies: Record<string, [number, string]> = { html: [200, '<html>hi</html>'], array: [200, '[1,2]'], err: [500, 'Internal oops'], shapeless: [404, '{"nope":1}'] }
+  const bodies: Record<string, [number, string]> = {
+    html: [200, '<html>hi</html>'],
+    array: [200, '[1,2]'],
+    err: [500, 'Internal oops'],
+    shapeless: [404, '{"nope":1}'],
+  }
   const l = await listen((req, res) => {
     const [status, body] = bodies[req.url.split('/')[4] ?? ''] ?? [200, '{}']
     res.writeHead(status, { 'content-type': 'text/html' })
@@ -83,11 +88,17 @@ t.test('garbage and non-object bodies are bad_response', async (t) => {
 })
 
 t.test('AGWP error bodies become failures with code, message, status, details, retry-after', async (t) => {
-  const l = await listen(json(409, { error: { code: 'conflict', message: 'lease held elsewhere', details: { lease: 'lease-1' } } }))
+  const l = await listen(
+    json(409, { error: { code: 'conflict', message: 'lease held elsewhere', details: { lease: 'lease-1' } } }),
+  )
   t.teardown(() => l.close())
   const e = await failure(execute(ctxFor(envFor(l.url), POST), { repo: 'r' }))
   t.match(e, { code: 'conflict', message: 'lease held elsewhere', status: 409, details: { lease: 'lease-1' } })
-  l.respond = json(429, { error: { code: 'rate_limited', message: 'slow down', details: { retry_after_s: 1 } } }, { 'retry-after': '1' })
+  l.respond = json(
+    429,
+    { error: { code: 'rate_limited', message: 'slow down', details: { retry_after_s: 1 } } },
+    { 'retry-after': '1' },
+  )
   const r = await failure(execute(ctxFor(envFor(l.url), POST), { repo: 'r' }))
   t.match(r, { code: 'rate_limited', status: 429, retryAfterS: 1 })
 })
@@ -96,7 +107,8 @@ t.test('GETs are retried on 429/502/503/504 (bounded); other methods never', asy
   let n = 0
   const l = await listen((req, res) => {
     n++
-    if (req.url.includes('flaky') && n % 3 !== 0) return json(503, { error: { code: 'internal', message: 'busy', details: {} } }, { 'retry-after': '0' })(req, res)
+    if (req.url.includes('flaky') && n % 3 !== 0)
+      return json(503, { error: { code: 'internal', message: 'busy', details: {} } }, { 'retry-after': '0' })(req, res)
     if (req.url.includes('flaky')) return json(200, { commits: [] })(req, res)
     json(429, { error: { code: 'rate_limited', message: 'slow', details: {} } }, { 'retry-after': '0' })(req, res)
   })
@@ -114,7 +126,11 @@ t.test('GETs are retried on 429/502/503/504 (bounded); other methods never', asy
 
 t.test('Retry-After is honoured but capped', async (t) => {
   let n = 0
-  const l = await listen((req, res) => (n++ === 0 ? json(503, { error: { code: 'internal', message: 'x', details: {} } }, { 'retry-after': '3600' }) : json(200, { commits: [] }))(req, res))
+  const l = await listen((req, res) =>
+    (n++ === 0
+      ? json(503, { error: { code: 'internal', message: 'x', details: {} } }, { 'retry-after': '3600' })
+      : json(200, { commits: [] }))(req, res),
+  )
   t.teardown(() => l.close())
   const t0 = Date.now()
   await execute(ctxFor(envFor(l.url, { timeoutMs: 10_000 }), GET), { repo: 'r' })
@@ -124,13 +140,18 @@ t.test('Retry-After is honoured but capped', async (t) => {
 
 t.test('a 401 re-reads the token and retries once with the new one', async (t) => {
   const l = await listen((req, res) =>
-    (req.headers['authorization'] === 'Bearer agwp_new-token-00000000' ? json(200, { principal: 'agent:a' }) : json(401, { error: { code: 'unauthenticated', message: 'token revoked', details: {} } }))(req, res),
+    (req.headers['authorization'] === 'Bearer agwp_new-token-00000000'
+      ? json(200, { principal: 'agent:a' })
+      : json(401, { error: { code: 'unauthenticated', message: 'token revoked', details: {} } }))(req, res),
   )
   t.teardown(() => l.close())
   const env = envFor(l.url, { token: 'agwp_old-token-00000000', refreshTo: 'agwp_new-token-00000000' })
   t.same(await execute(ctxFor(env, POST), { repo: 'r' }), { principal: 'agent:a' })
   t.equal(env.refreshes, 1)
-  t.same(l.seen.map((s) => s.headers['authorization']), ['Bearer agwp_old-token-00000000', 'Bearer agwp_new-token-00000000'])
+  t.same(
+    l.seen.map((s) => s.headers['authorization']),
+    ['Bearer agwp_old-token-00000000', 'Bearer agwp_new-token-00000000'],
+  )
   l.seen.length = 0
   const stuck = envFor(l.url, { token: 'agwp_old-token-00000000' })
   const e = await failure(execute(ctxFor(stuck, GET), { repo: 'r' }))
@@ -145,7 +166,9 @@ t.test('cancellation aborts the request and closes its socket', async (t) => {
   })
   t.teardown(() => l.close())
   const ac = new AbortController()
-  const p = execute(ctxFor(envFor(l.url, { timeoutMs: 30_000 }), GET, ac.signal), { repo: 'r' }).catch((e: unknown) => e)
+  const p = execute(ctxFor(envFor(l.url, { timeoutMs: 30_000 }), GET, ac.signal), { repo: 'r' }).catch(
+    (e: unknown) => e,
+  )
   while (l.seen.length === 0) await new Promise((r) => setTimeout(r, 5))
   ac.abort()
   const e = await p

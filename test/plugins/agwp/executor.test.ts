@@ -31,16 +31,33 @@ t.test('empty and dot segments are refused before any request', async (t) => {
 })
 
 t.test('query: absent arguments omitted, values encoded, scalars stringified, arrays repeated', async (t) => {
-  const ctx = ctxFor(envFor(l.url), { method: 'GET', path: '/repos/{repo}/search', query: ['q', 'ref', 'path', 'limit', 'flag'] })
+  const ctx = ctxFor(envFor(l.url), {
+    method: 'GET',
+    path: '/repos/{repo}/search',
+    query: ['q', 'ref', 'path', 'limit', 'flag'],
+  })
   await execute(ctx, { repo: 'r', q: 'a&b=c#d e+f', limit: 5, flag: false, path: ['x/y', 'z'] })
   const u = new URL(l.seen[0]?.url ?? '', 'http://x')
   t.equal(u.pathname, '/agwp/v1/repos/r/search')
-  t.same([...u.searchParams], [['q', 'a&b=c#d e+f'], ['path', 'x/y'], ['path', 'z'], ['limit', '5'], ['flag', 'false']])
+  t.same(
+    [...u.searchParams],
+    [
+      ['q', 'a&b=c#d e+f'],
+      ['path', 'x/y'],
+      ['path', 'z'],
+      ['limit', '5'],
+      ['flag', 'false'],
+    ],
+  )
   t.notOk(u.searchParams.has('ref'), 'absent ref omitted')
 })
 
 t.test('body: a list maps same-named fields, an object maps field to argument, absent omitted', async (t) => {
-  const listCtx = ctxFor(envFor(l.url), { method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path', 'content', 'encoding'] })
+  const listCtx = ctxFor(envFor(l.url), {
+    method: 'PUT',
+    path: '/workspaces/{workspace}/files',
+    body: ['path', 'content', 'encoding'],
+  })
   await execute(listCtx, { workspace: 'ws-1', path: 'a.txt', content: 'hi\n', extra: 'not sent' })
   t.equal(l.seen[0]?.method, 'PUT')
   t.same(JSON.parse(l.seen[0]?.body ?? ''), { path: 'a.txt', content: 'hi\n' })
@@ -54,7 +71,11 @@ t.test('body: a list maps same-named fields, an object maps field to argument, a
 })
 
 t.test('run header and bearer token', async (t) => {
-  const ctx = ctxFor(envFor(l.url, { token: 'agwp_secret-value-123456' }), { method: 'GET', path: '/whoami', runHeader: 'run_id' })
+  const ctx = ctxFor(envFor(l.url, { token: 'agwp_secret-value-123456' }), {
+    method: 'GET',
+    path: '/whoami',
+    runHeader: 'run_id',
+  })
   await execute(ctx, { run_id: 'run-7' })
   await execute(ctx, {})
   t.equal(l.seen[0]?.headers['agwp-run'], 'run-7')
@@ -66,11 +87,17 @@ t.test('run header and bearer token', async (t) => {
 })
 
 t.test('toRequest is pure', async (t) => {
-  t.same(toRequest({ method: 'DELETE', path: '/workspaces/{workspace}/files', query: ['path', 'if_match'] }, { workspace: 'w 1', path: 'd/e.txt' }), {
-    method: 'DELETE',
-    path: '/workspaces/w%201/files',
-    query: [['path', 'd/e.txt']],
-  })
+  t.same(
+    toRequest(
+      { method: 'DELETE', path: '/workspaces/{workspace}/files', query: ['path', 'if_match'] },
+      { workspace: 'w 1', path: 'd/e.txt' },
+    ),
+    {
+      method: 'DELETE',
+      path: '/workspaces/w%201/files',
+      query: [['path', 'd/e.txt']],
+    },
+  )
 })
 
 t.test('a DELETE is sent complete, without a body', async (t) => {
@@ -101,15 +128,24 @@ t.test('AGWP-Repo: sent whenever the tool declares a repoArg and the call gives 
   t.equal(l.seen[3]?.headers['agwp-repo'], undefined, 'a tool without repoArg: no header')
 })
 
-t.test('AGWP-Repo: every request of the call carries it, also those a handler builds from other arguments', async (t) => {
-  const ctx = scoped(withRepoArg({ method: 'GET', path: '/whoami' }), { repo: 'demo' })
-  await execute(ctx, {}, { method: 'GET', path: '/whoami' })
-  await execute(ctx, { run_id: 'run-1' }, { method: 'POST', path: '/runs/{run_id}/notes', body: ['body'] })
-  t.same(l.seen.map((s) => s.headers['agwp-repo']), ['demo', 'demo'])
-  const bad = await plugin.operation!({ repo: 'de\r\nmo', workspace: 'ws-3', path: 'a', content: 'x' }, withRepoArg({ method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path'] })).catch((x: unknown) => x)
-  t.ok(isPluginFailure(bad) && bad.code === 'invalid', 'a header-breaking repository is refused')
-  t.equal(l.seen.length, 2, 'and not sent')
-})
+t.test(
+  'AGWP-Repo: every request of the call carries it, also those a handler builds from other arguments',
+  async (t) => {
+    const ctx = scoped(withRepoArg({ method: 'GET', path: '/whoami' }), { repo: 'demo' })
+    await execute(ctx, {}, { method: 'GET', path: '/whoami' })
+    await execute(ctx, { run_id: 'run-1' }, { method: 'POST', path: '/runs/{run_id}/notes', body: ['body'] })
+    t.same(
+      l.seen.map((s) => s.headers['agwp-repo']),
+      ['demo', 'demo'],
+    )
+    const bad = await plugin.operation!(
+      { repo: 'de\r\nmo', workspace: 'ws-3', path: 'a', content: 'x' },
+      withRepoArg({ method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path'] }),
+    ).catch((x: unknown) => x)
+    t.ok(isPluginFailure(bad) && bad.code === 'invalid', 'a header-breaking repository is refused')
+    t.equal(l.seen.length, 2, 'and not sent')
+  },
+)
 
 t.test('scoped keeps the signal of a context that exposes it as an accessor, as the core does', async (t) => {
   const base = withRepoArg({ method: 'GET', path: '/whoami' })

@@ -13,10 +13,33 @@ const routes: Record<string, unknown> = {
   'GET /agwp/v1/tasks/task-1': { id: 'task-1', repo: 'r', run_id: 'run-2' },
   'GET /agwp/v1/tasks/task-9': { id: 'task-9', repo: 'other' },
   'GET /agwp/v1/runs/run-2': { run_id: 'run-2', state: 'released', notes: [{ body: 'handoff' }] },
-  'GET /agwp/v1/proposals/prop-1/diff': { base: 'a', head: 'b', truncated: false, files: [{ path: 'x', patch: 'diff --git a/x b/x\n+1\n' }, { path: 'y', patch: 'diff --git a/y b/y\n-2\n' }] },
-  'GET /agwp/v1/workspaces/ws-1': { id: 'ws-1', repo: 'r', state: 'open', changes: [{ path: 'src/a.ts', op: 'write' }] },
-  'GET /agwp/v1/workspaces/ws-1/diff': { base: 'a', head: 't', truncated: false, files: [{ path: 'src/a.ts', patch: 'P' }] },
-  'GET /agwp/v1/repos/r/leases': { leases: [{ id: 'lease-1', repo: 'r', paths: ['src/'], holder: 'agent:a#run-2', run_id: 'run-2' }, { id: 'lease-2', repo: 'r', paths: ['docs/*.md'], holder: 'agent:a' }] },
+  'GET /agwp/v1/proposals/prop-1/diff': {
+    base: 'a',
+    head: 'b',
+    truncated: false,
+    files: [
+      { path: 'x', patch: 'diff --git a/x b/x\n+1\n' },
+      { path: 'y', patch: 'diff --git a/y b/y\n-2\n' },
+    ],
+  },
+  'GET /agwp/v1/workspaces/ws-1': {
+    id: 'ws-1',
+    repo: 'r',
+    state: 'open',
+    changes: [{ path: 'src/a.ts', op: 'write' }],
+  },
+  'GET /agwp/v1/workspaces/ws-1/diff': {
+    base: 'a',
+    head: 't',
+    truncated: false,
+    files: [{ path: 'src/a.ts', patch: 'P' }],
+  },
+  'GET /agwp/v1/repos/r/leases': {
+    leases: [
+      { id: 'lease-1', repo: 'r', paths: ['src/'], holder: 'agent:a#run-2', run_id: 'run-2' },
+      { id: 'lease-2', repo: 'r', paths: ['docs/*.md'], holder: 'agent:a' },
+    ],
+  },
   'GET /agwp/v1/whoami': { principal: 'agent:a', scopes: [], roles: {} },
   'POST /agwp/v1/runs/run-2/notes': { id: 'note-1', body: 'n' },
   'POST /agwp/v1/runs/run-2/heartbeat': { run_id: 'run-2', state: 'active', lease_expires_at: 'later' },
@@ -54,12 +77,19 @@ t.test('diff: a proposal diff flattened into one patch text', async (t) => {
   const d = await call('diff', { repo: 'r', proposal: 'prop-1' })
   t.equal(d['patch'], 'diff --git a/x b/x\n+1\ndiff --git a/y b/y\n-2\n')
   t.same(d['files'], [{ path: 'x' }, { path: 'y' }])
-  const e = await call('diff', { repo: 'r', base: 'main' }, { method: 'GET', path: '/repos/{repo}/diff', query: ['base', 'head'] }).catch((x: unknown) => x)
+  const e = await call(
+    'diff',
+    { repo: 'r', base: 'main' },
+    { method: 'GET', path: '/repos/{repo}/diff', query: ['base', 'head'] },
+  ).catch((x: unknown) => x)
   t.ok(isPluginFailure(e) && e.code === 'invalid', 'base without head is refused locally')
 })
 
 t.test('task_list with an id: the task, its latest run, and the repository checked', async (t) => {
-  t.same(await call('task_list', { repo: 'r', task: 'task-1' }), { tasks: [routes['GET /agwp/v1/tasks/task-1']], run: routes['GET /agwp/v1/runs/run-2'] })
+  t.same(await call('task_list', { repo: 'r', task: 'task-1' }), {
+    tasks: [routes['GET /agwp/v1/tasks/task-1']],
+    run: routes['GET /agwp/v1/runs/run-2'],
+  })
   const e = await call('task_list', { repo: 'r', task: 'task-9' }).catch((x: unknown) => x)
   t.ok(isPluginFailure(e) && e.code === 'not_found', 'a task of another repository is not shown')
 })
@@ -93,32 +123,61 @@ t.test('file_write: base64 is checked and compacted; broken text is refused loca
 
 t.test('confirmLease: held by the run, covering every path', async (t) => {
   const ctx = ctxFor(env, undefined, undefined, 'file_write')
-  const q = (o: Partial<Parameters<NonNullable<typeof plugin.confirmLease>>[0]>) => plugin.confirmLease!({ leaseId: 'lease-1', runId: 'run-2', repo: undefined, paths: ['src/a.ts'], args: { workspace: 'ws-1' }, ...o }, ctx)
+  const q = (o: Partial<Parameters<NonNullable<typeof plugin.confirmLease>>[0]>) =>
+    plugin.confirmLease!(
+      { leaseId: 'lease-1', runId: 'run-2', repo: undefined, paths: ['src/a.ts'], args: { workspace: 'ws-1' }, ...o },
+      ctx,
+    )
   t.same(await q({}), { ok: true }, 'repository found through the workspace; src/ covers src/a.ts')
-  t.match(await q({ paths: ['src/a.ts', 'README.md'] }), { ok: false, reason: /does not cover 1 of the written paths, e.g. README.md/ })
+  t.match(await q({ paths: ['src/a.ts', 'README.md'] }), {
+    ok: false,
+    reason: /does not cover 1 of the written paths, e.g. README.md/,
+  })
   t.match(await q({ runId: 'run-3' }), { ok: false, reason: /not held by run run-3/ })
   t.match(await q({ leaseId: 'lease-404', repo: 'r' }), { ok: false, reason: /not live/ })
-  t.same(await q({ leaseId: 'lease-2', runId: undefined, repo: 'r', paths: ['docs/x.md'] }), { ok: true }, 'outside a run: a lease of this principal outside any run')
+  t.same(
+    await q({ leaseId: 'lease-2', runId: undefined, repo: 'r', paths: ['docs/x.md'] }),
+    { ok: true },
+    'outside a run: a lease of this principal outside any run',
+  )
   t.match(await q({ runId: undefined, repo: 'r' }), { ok: false, reason: /pass the run_id/ })
-  t.match(await q({ args: { workspace: 'ws-404' } }), { ok: false, reason: /could not be confirmed: the upstream answered not_found \(404\)/ })
+  t.match(await q({ args: { workspace: 'ws-404' } }), {
+    ok: false,
+    reason: /could not be confirmed: the upstream answered not_found \(404\)/,
+  })
 })
 
 t.test('handlers in a repository scope: every request they make carries AGWP-Repo', async (t) => {
   const scopedCall = (name: string, args: Record<string, unknown>) => {
     const ctx = ctxFor(env, undefined, undefined, name)
-    return plugin.handlers[name]!(args, { ...ctx, tool: { ...ctx.tool, repoArg: 'repo' } }) as Promise<Record<string, unknown>>
+    return plugin.handlers[name]!(args, { ...ctx, tool: { ...ctx.tool, repoArg: 'repo' } }) as Promise<
+      Record<string, unknown>
+    >
   }
   await scopedCall('task_list', { repo: 'r', task: 'task-1' })
   await scopedCall('run_update', { repo: 'r', run_id: 'run-2', note: 'n' })
   await scopedCall('workspace_status', { repo: 'r', workspace: 'ws-1', diff: true })
-  t.same(sent(), ['GET /agwp/v1/tasks/task-1', 'GET /agwp/v1/runs/run-2', 'POST /agwp/v1/runs/run-2/notes', 'POST /agwp/v1/runs/run-2/heartbeat', 'GET /agwp/v1/workspaces/ws-1', 'GET /agwp/v1/workspaces/ws-1/diff'])
-  t.same(l.seen.map((s) => s.headers['agwp-repo']), Array(6).fill('r'))
+  t.same(sent(), [
+    'GET /agwp/v1/tasks/task-1',
+    'GET /agwp/v1/runs/run-2',
+    'POST /agwp/v1/runs/run-2/notes',
+    'POST /agwp/v1/runs/run-2/heartbeat',
+    'GET /agwp/v1/workspaces/ws-1',
+    'GET /agwp/v1/workspaces/ws-1/diff',
+  ])
+  t.same(
+    l.seen.map((s) => s.headers['agwp-repo']),
+    Array(6).fill('r'),
+  )
 })
 
 t.test('confirmLease with the repo argument: looks there, with AGWP-Repo, without reading the workspace', async (t) => {
   const ctx = ctxFor(env, undefined, undefined, 'file_write')
   const scopedCtx = { ...ctx, tool: { ...ctx.tool, repoArg: 'repo' } }
-  const v = await plugin.confirmLease!({ leaseId: 'lease-1', runId: 'run-2', repo: 'r', paths: ['src/a.ts'], args: { repo: 'r', workspace: 'ws-1' } }, scopedCtx)
+  const v = await plugin.confirmLease!(
+    { leaseId: 'lease-1', runId: 'run-2', repo: 'r', paths: ['src/a.ts'], args: { repo: 'r', workspace: 'ws-1' } },
+    scopedCtx,
+  )
   t.same(v, { ok: true })
   t.same(sent(), ['GET /agwp/v1/repos/r/leases?limit=1000'], 'no workspace lookup: the repository was given')
   t.equal(l.seen[0]?.headers['agwp-repo'], 'r')
