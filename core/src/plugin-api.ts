@@ -1,4 +1,4 @@
-// The whole surface a plugin sees of the host. Plugins import types from this file only:
+// The whole surface a plugin sees of the core. Plugins import types from this file only:
 // never from core/src/mcp (a plugin knows its upstream, not the protocol that carries it).
 
 export interface Logger {
@@ -56,7 +56,7 @@ export interface ToolSpec {
   repoArg?: string
 }
 
-export interface HostInfo {
+export interface ServerInfo {
   name: string
   version: string
   groups: readonly string[]
@@ -75,7 +75,7 @@ export interface ToolContext<U = unknown> {
   log: Logger
   upstream: U
   tool: ToolSpec
-  host: HostInfo
+  server: ServerInfo
 }
 
 /** Validated arguments (the core has checked them against the tool's input schema). */

@@ -8,17 +8,17 @@ import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
 import type { Config } from './config/config.ts'
 import { UsageError } from './config/parse.ts'
-import { createHost } from './host/host.ts'
-import { PluginSet } from './host/plugins.ts'
-import type { PluginLoaders } from './host/plugins.ts'
-import { createTokenSource } from './host/tokens.ts'
+import { createPipeline } from './pipeline/pipeline.ts'
+import { PluginSet } from './pipeline/plugins.ts'
+import type { PluginLoaders } from './pipeline/plugins.ts'
+import { createTokenSource } from './pipeline/tokens.ts'
 import { createLogger } from './log.ts'
 import type { ClosableLogger } from './log.ts'
 import { Registry } from './manifest/registry.ts'
 import type { GroupManifest } from './manifest/types.ts'
 import { McpServer } from './mcp/server.ts'
 import { ALL_REVISIONS } from './mcp/revisions.ts'
-import type { HostInfo } from './plugin-api.ts'
+import type { ServerInfo } from './plugin-api.ts'
 import { resolveGroups } from './policy/groups.ts'
 import { createTokenBucket } from './policy/rate-limit.ts'
 import { createScrubber } from './safety/scrub.ts'
@@ -75,7 +75,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     maxMessageBytes: config.maxMessageBytes,
     rateLimitPerSec: config.rate.perSec,
   }
-  const hostInfo: HostInfo = {
+  const serverInfo: ServerInfo = {
     name: o.name,
     version: o.version,
     groups: [...groups.enabled],
@@ -94,7 +94,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     tokens,
     log,
   })
-  const host = createHost({
+  const pipeline = createPipeline({
     identity: { name: o.name, title: o.title, version: o.version },
     instructions: o.instructions,
     registry,
@@ -105,7 +105,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     maxOutputBytes: config.maxOutputBytes,
     rateLimit: createTokenBucket({ ratePerSec: config.rate.perSec, burst: config.rate.burst }),
     policy: { repoGlobs: config.repo, writeGlobs: config.writePath, requireLease: config.requireLease },
-    hostInfo,
+    serverInfo,
   })
   // Keep V8's young generation at its initial size: under a burst of calls it would otherwise
   // double repeatedly (to 16 MiB a semi-space) and hold RSS there; a small one is scavenged
@@ -114,7 +114,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const v8 = process.getBuiltinModule('node:v8')
     v8.setFlagsFromString('--semi-space-growth-factor=1')
   }, 20).unref()
-  return runLoop(host, config, log)
+  return runLoop(pipeline, config, log)
 }
 
 /** At exit, how long log lines still queued for stderr may take to leave. */
@@ -134,10 +134,14 @@ const PER_TURN = 8
  */
 const READ_AHEAD = 128 * 1024
 
-function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, log: ClosableLogger): Promise<number> {
+function runLoop(
+  pipeline: ReturnType<typeof createPipeline>,
+  config: Readonly<Config>,
+  log: ClosableLogger,
+): Promise<number> {
   const writer = new LineWriter(process.stdout)
   const server = new McpServer({
-    host,
+    pipeline,
     send: (line) => writer.write(line),
     pageSize: config.pageSize,
     listTtlMs: 3_600_000,
@@ -170,7 +174,7 @@ function runLoop(host: ReturnType<typeof createHost>, config: Readonly<Config>, 
     closing = true
     await server.drain()
     if (deadline) clearTimeout(deadline)
-    // Every answer reaches the client; the log gets a moment more, but a host that never reads
+    // Every answer reaches the client; the log gets a moment more, but a host application that never reads
     // stderr must not keep the process from exiting.
     await Promise.all([
       writer.idle(),

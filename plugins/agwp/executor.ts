@@ -53,7 +53,7 @@ export function scoped(ctx: ToolContext, args: ToolArgs): ToolContext {
     send: (req, signal) => client.send(req.repo === undefined ? { ...req, repo } : req, signal),
   }
   // Field by field, not `{ ...ctx }`: signal is an accessor of the core's context (see ToolContext).
-  return { signal: ctx.signal, log: ctx.log, tool: ctx.tool, host: ctx.host, upstream }
+  return { signal: ctx.signal, log: ctx.log, tool: ctx.tool, server: ctx.server, upstream }
 }
 
 export function clientOf(ctx: ToolContext): AgwpClient {

@@ -56,7 +56,7 @@ t.test('checkManifests refuses each class of mistake', async (t) => {
   const core = raw.find((m) => m.group === 'core') as GroupManifest
   const tool = core.tools[0]
   if (!tool) throw new Error('core has no tool')
-  const plugins = { host: { handlers: ['server_info'], hasOperation: false } }
+  const plugins = { info: { handlers: ['server_info'], hasOperation: false } }
   t.same(checkManifests([core], plugins), [], 'the real manifest passes')
   const cases: [
     string,
@@ -68,7 +68,7 @@ t.test('checkManifests refuses each class of mistake', async (t) => {
     [
       'bad name',
       [{ ...core, tools: [{ ...tool, name: 'Bad' }] }],
-      { host: { handlers: ['Bad'], hasOperation: false } },
+      { info: { handlers: ['Bad'], hasOperation: false } },
       /must match/,
     ],
     [
@@ -99,10 +99,10 @@ t.test('checkManifests refuses each class of mistake', async (t) => {
     [
       'handler without tool',
       [core],
-      { host: { handlers: ['server_info', 'orphan'], hasOperation: false } },
+      { info: { handlers: ['server_info', 'orphan'], hasOperation: false } },
       /handler "orphan" serves no tool/,
     ],
-    ['tool without handler', [core], { host: { handlers: [], hasOperation: false } }, /no handler/],
+    ['tool without handler', [core], { info: { handlers: [], hasOperation: false } }, /no handler/],
     [
       'policy arg not an input',
       [{ ...core, tools: [{ ...tool, repoArg: 'repo' }] }],

@@ -1,5 +1,5 @@
 // Rules a set of manifests must satisfy beyond the JSON Schema. Run by build.mjs (a violation
-// fails the build) and by a test, so a bad manifest never reaches a host.
+// fails the build) and by a test, so a bad manifest never reaches a host application.
 import type { GroupManifest, JsonSchema } from './types.ts'
 
 export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/
@@ -82,9 +82,9 @@ function checkRootSchema(schema: JsonSchema, at: string): string[] {
   const out: string[] = []
   if (schema['type'] !== 'object') out.push(`${at}: root must be type "object"`)
   for (const k of ['oneOf', 'anyOf', 'allOf', 'not'])
-    if (k in schema) out.push(`${at}: root must not use ${k} (hosts reject it)`)
+    if (k in schema) out.push(`${at}: root must not use ${k} (host applications reject it)`)
   if (containsKey(schema, '$ref'))
-    out.push(`${at}: must not use $ref (inline the schema; not every host resolves references)`)
+    out.push(`${at}: must not use $ref (inline the schema; not every host application resolves references)`)
   const props = schema['properties']
   if (props && typeof props === 'object') {
     for (const key of Object.keys(props))

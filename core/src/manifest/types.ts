@@ -32,7 +32,7 @@ export interface ToolManifest {
   operation?: Operation
 }
 
-/** What a resource and a resource template share: shown by the host, served by one tool. */
+/** What a resource and a resource template share: listed to the host application, served by one tool. */
 interface ResourceCommon {
   name: string
   title?: string

@@ -9,7 +9,7 @@
 // The objects that expose `signal` lazily are class instances with the getter on the
 // prototype (CallRequest here, ToolCall in host/): a `{ get signal() {…} }` literal per call
 // gets a fresh map, descriptor array and accessor pair in the old generation each time.
-import type { CallOptions } from './host-api.ts'
+import type { CallOptions } from './pipeline-api.ts'
 import type { RequestId } from '../jsonrpc/message.ts'
 
 export class LazyAbort {

@@ -1,6 +1,6 @@
 // The dual-era MCP dispatcher: one JSON-RPC line in, at most one line out per request.
 // Requests run concurrently; each in-flight request owns an AbortController so that
-// `notifications/cancelled`, shutdown deadlines and the host all speak one language.
+// `notifications/cancelled`, shutdown deadlines and the call pipeline all speak one language.
 import {
   classify,
   INTERNAL_ERROR,
@@ -12,7 +12,7 @@ import {
 } from '../jsonrpc/message.ts'
 import type { Incoming, Params, RequestId } from '../jsonrpc/message.ts'
 import { RpcError } from './errors.ts'
-import type { McpHost } from './host-api.ts'
+import type { CallPipeline } from './pipeline-api.ts'
 import { decodeCursor, page } from './pagination.ts'
 import { CallRequest, LazyAbort } from './lazy-abort.ts'
 import { IdTable } from './id-table.ts'
@@ -38,7 +38,7 @@ import {
 } from './shapes.ts'
 
 export interface McpServerOptions {
-  host: McpHost
+  pipeline: CallPipeline
   /** Receives each outgoing line (one serialized JSON value). */
   send: (line: OutLine) => void
   pageSize: number
@@ -371,7 +371,7 @@ export class McpServer {
 
   /** Methods answered from memory. */
   private immediate(era: Era, method: string, params: Params): Record<string, unknown> | Buffer {
-    const host = this.opts.host
+    const pipeline = this.opts.pipeline
     switch (method) {
       case 'ping':
         return {}
@@ -389,22 +389,24 @@ export class McpServer {
         return {
           supportedVersions: ALL_REVISIONS,
           capabilities: { tools: {}, resources: {}, prompts: {} },
-          instructions: host.instructions,
+          instructions: pipeline.instructions,
           ttlMs: this.opts.listTtlMs,
           cacheScope: 'private',
         }
       case 'tools/list':
-        return this.cachedList(era, 'tools', params['cursor'], () => host.tools().map((t) => toolShape(era, t)))
+        return this.cachedList(era, 'tools', params['cursor'], () => pipeline.tools().map((t) => toolShape(era, t)))
       case 'resources/list':
         return this.cachedList(era, 'resources', params['cursor'], () =>
-          host.resources().map((r) => resourceShape(era, r)),
+          pipeline.resources().map((r) => resourceShape(era, r)),
         )
       case 'resources/templates/list':
         return this.cachedList(era, 'resourceTemplates', params['cursor'], () =>
-          host.resourceTemplates().map((r) => resourceTemplateShape(era, r)),
+          pipeline.resourceTemplates().map((r) => resourceTemplateShape(era, r)),
         )
       case 'prompts/list':
-        return this.cachedList(era, 'prompts', params['cursor'], () => host.prompts().map((p) => promptShape(era, p)))
+        return this.cachedList(era, 'prompts', params['cursor'], () =>
+          pipeline.prompts().map((p) => promptShape(era, p)),
+        )
       case 'prompts/get': {
         const name = params['name']
         if (typeof name !== 'string')
@@ -413,7 +415,7 @@ export class McpServer {
         if (!isObject(args) || Object.values(args).some((v) => typeof v !== 'string')) {
           throw new RpcError(INVALID_PARAMS, 'Invalid params: prompts/get "arguments" must be an object of strings')
         }
-        return { ...host.getPrompt(name, args as Record<string, string>) }
+        return { ...pipeline.getPrompt(name, args as Record<string, string>) }
       }
     }
     const why =
@@ -430,7 +432,7 @@ export class McpServer {
     id: RequestId,
     cancel: LazyAbort,
   ): Promise<Record<string, unknown>> {
-    const host = this.opts.host
+    const pipeline = this.opts.pipeline
     const opts = new CallRequest(cancel, era.structured, id)
     switch (method) {
       case 'tools/call': {
@@ -438,14 +440,14 @@ export class McpServer {
         if (typeof name !== 'string')
           throw new RpcError(INVALID_PARAMS, 'Invalid params: tools/call needs "name" (a string)')
         const args = params['arguments'] ?? {}
-        const outcome = await host.callTool(name, args, opts)
+        const outcome = await pipeline.callTool(name, args, opts)
         return callResultShape(era, outcome)
       }
       case 'resources/read': {
         const uri = params['uri']
         if (typeof uri !== 'string')
           throw new RpcError(INVALID_PARAMS, 'Invalid params: resources/read needs "uri" (a string)')
-        const contents = await host.readResource(uri, opts)
+        const contents = await pipeline.readResource(uri, opts)
         return era.modern ? { contents, ttlMs: 0, cacheScope: 'private' } : { contents }
       }
     }
@@ -459,8 +461,8 @@ export class McpServer {
     return {
       protocolVersion: era.revision,
       capabilities: { tools: {}, resources: {}, prompts: {} },
-      serverInfo: implementationShape(era, this.opts.host.identity),
-      instructions: this.opts.host.instructions,
+      serverInfo: implementationShape(era, this.opts.pipeline.identity),
+      instructions: this.opts.pipeline.instructions,
     }
   }
 
@@ -495,7 +497,7 @@ export class McpServer {
     const out: Record<string, unknown> = {}
     for (const key of Object.keys(result)) out[key] = result[key]
     out['resultType'] = 'complete'
-    out['_meta'] = this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.host.identity) }
+    out['_meta'] = this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.pipeline.identity) }
     return out
   }
 

@@ -7,7 +7,7 @@ import type {
   ResourceView,
   ServerIdentity,
   ToolView,
-} from './host-api.ts'
+} from './pipeline-api.ts'
 
 export function toolShape(era: Era, t: ToolView): Record<string, unknown> {
   if (!era.structured) {

@@ -2,7 +2,7 @@
 // cancellation read ahead of its request (cancelAhead) makes that request go unanswered.
 import t from 'tap'
 import { RpcError } from '../../../core/src/mcp/errors.ts'
-import type { CallOptions, CallOutcome, McpHost } from '../../../core/src/mcp/host-api.ts'
+import type { CallOptions, CallOutcome, CallPipeline } from '../../../core/src/mcp/pipeline-api.ts'
 import { lineText, McpServer } from '../../../core/src/mcp/server.ts'
 
 const META = {
@@ -13,7 +13,7 @@ const META = {
 function setup(maxConcurrentCalls: number) {
   const started: (string | number)[] = []
   const releases = new Map<string | number, () => void>()
-  const host: McpHost = {
+  const pipeline: CallPipeline = {
     identity: { name: 'fake', title: 'Fake', version: '1.0.0' },
     instructions: 'test',
     tools: () => [],
@@ -38,7 +38,7 @@ function setup(maxConcurrentCalls: number) {
   const answered: (string | number)[] = []
   let settled = 0
   const server = new McpServer({
-    host,
+    pipeline,
     send: (parts) => answered.push((JSON.parse(lineText(parts)) as { id: string | number }).id),
     pageSize: 100,
     listTtlMs: 0,

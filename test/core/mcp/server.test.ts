@@ -1,8 +1,8 @@
-// The dispatcher on its own, with a fake host: what cannot be provoked through the binary
+// The dispatcher on its own, with a fake call pipeline: what cannot be provoked through the binary
 // yet (a slow tool to cancel, a slow call in flight at EOF, a shutdown deadline).
 import t from 'tap'
 import { RpcError } from '../../../core/src/mcp/errors.ts'
-import type { CallOptions, CallOutcome, McpHost } from '../../../core/src/mcp/host-api.ts'
+import type { CallOptions, CallOutcome, CallPipeline } from '../../../core/src/mcp/pipeline-api.ts'
 import { lineText, McpServer } from '../../../core/src/mcp/server.ts'
 import { validateServerMessage } from '../../helpers/mcp-schema.ts'
 import type { Revision } from '../../helpers/mcp-schema.ts'
@@ -25,7 +25,7 @@ interface Harness {
 function harness(pageSize = 100): Harness {
   const signals = new Map<string | number, AbortSignal>()
   const releases = new Map<string | number, () => void>()
-  const host: McpHost = {
+  const pipeline: CallPipeline = {
     identity: { name: 'fake', title: 'Fake', version: '1.0.0' },
     instructions: 'test',
     tools: () => [
@@ -69,7 +69,7 @@ function harness(pageSize = 100): Harness {
   const out: Record<string, unknown>[] = []
   const raw: string[] = []
   const server = new McpServer({
-    host,
+    pipeline,
     send: (parts) => {
       const line = lineText(parts)
       raw.push(line)

@@ -79,6 +79,6 @@ export function ctxFor(
     log: silent,
     upstream: createClient(env),
     tool: { name, group: 'read', dataKind: 'test', ...(operation ? { operation } : {}) },
-    host: { name: 'ag-mcp', version: '0', groups: [], revisions: [], limits: {} },
+    server: { name: 'ag-mcp', version: '0', groups: [], revisions: [], limits: {} },
   }
 }

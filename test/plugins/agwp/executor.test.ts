@@ -156,7 +156,7 @@ t.test('scoped keeps the signal of a context that exposes it as an accessor, as 
     readonly log = base.log
     readonly upstream = base.upstream
     readonly tool = base.tool
-    readonly host = base.host
+    readonly server = base.server
     get signal(): AbortSignal {
       reads++
       return controller.signal

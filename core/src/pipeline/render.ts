@@ -5,7 +5,7 @@ import { boundData } from '../safety/bound.ts'
 import { renderFenced } from '../safety/fence.ts'
 import { sanitizeDeep, sanitizeText } from '../safety/sanitize.ts'
 import type { Scrubber } from '../safety/scrub.ts'
-import type { CallOutcome } from '../mcp/host-api.ts'
+import type { CallOutcome } from '../mcp/pipeline-api.ts'
 import type { RegisteredTool } from '../manifest/types.ts'
 
 /** Upstream error messages are quoted to the model at most this long. */

@@ -1,4 +1,4 @@
-// What the protocol layer needs from the host: era-neutral views and calls. The host knows
+// What the protocol layer needs from the call pipeline: era-neutral views and calls. The pipeline knows
 // manifests, policy and plugins; this layer knows only how each MCP revision shapes them.
 import type { RequestId } from '../jsonrpc/message.ts'
 
@@ -65,7 +65,7 @@ export interface PromptResult {
   messages: { role: 'user' | 'assistant'; content: { type: 'text'; text: string } }[]
 }
 
-export interface McpHost {
+export interface CallPipeline {
   identity: ServerIdentity
   instructions: string
   tools(): readonly ToolView[]

@@ -1,4 +1,4 @@
-// The host: the one tools/call pipeline every tool of every plugin goes through.
+// The call pipeline: the one tools/call path every tool of every plugin goes through.
 // lookup → enabled? → rate limit → validate input → policy (repo, write paths, lease), all
 // before any request leaves the process → plugin handler → validate output → render.
 import { INVALID_PARAMS } from '../jsonrpc/message.ts'
@@ -6,15 +6,15 @@ import { RpcError } from '../mcp/errors.ts'
 import type {
   CallOptions,
   CallOutcome,
-  McpHost,
+  CallPipeline,
   PromptResult,
   ResourceContents,
   ServerIdentity,
   ToolView,
-} from '../mcp/host-api.ts'
+} from '../mcp/pipeline-api.ts'
 import type { Registry } from '../manifest/registry.ts'
 import type { RegisteredTool } from '../manifest/types.ts'
-import type { HostInfo, Logger, ToolContext, ToolSpec } from '../plugin-api.ts'
+import type { ServerInfo, Logger, ToolContext, ToolSpec } from '../plugin-api.ts'
 import { isPluginFailure } from '../plugin-api.ts'
 import { disabledToolMessage } from '../policy/groups.ts'
 import type { Scrubber } from '../safety/scrub.ts'
@@ -27,7 +27,7 @@ import type { RenderEnv } from './render.ts'
 import { matchTemplate } from './uri-template.ts'
 import { describeErrors, loadValidators } from './validation.ts'
 
-export interface HostOptions {
+export interface PipelineOptions {
   identity: ServerIdentity
   instructions: string
   registry: Registry
@@ -38,10 +38,10 @@ export interface HostOptions {
   maxOutputBytes: number
   rateLimit: { take(): { ok: true } | { ok: false; retryAfterMs: number } }
   policy: CallPolicy
-  hostInfo: HostInfo
+  serverInfo: ServerInfo
 }
 
-export function createHost(o: HostOptions): McpHost {
+export function createPipeline(o: PipelineOptions): CallPipeline {
   const env: RenderEnv = { maxOutputBytes: o.maxOutputBytes, scrubber: o.scrubber }
   const toolViews: ToolView[] = o.registry.tools(o.enabled).map((t) => ({
     name: t.name,
@@ -105,7 +105,7 @@ export function createHost(o: HostOptions): McpHost {
       )
     }
     const { plugin, upstream } = loaded as Awaited<ReturnType<PluginSet['get']>>
-    const ctx = new ToolCall(opts, o.log, upstream, toolSpec(tool), o.hostInfo)
+    const ctx = new ToolCall(opts, o.log, upstream, toolSpec(tool), o.serverInfo)
     // Nothing to check (no --repo, no paths written): no extra promise on the common path.
     const policy =
       o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length
@@ -174,25 +174,21 @@ export function createHost(o: HostOptions): McpHost {
     instructions: o.instructions,
     tools: () => toolViews,
     resources: () =>
-      o.registry
-        .resources(o.enabled)
-        .map(({ uri, name, title, description, mimeType }) => ({
-          uri,
-          name,
-          description,
-          mimeType,
-          ...(title ? { title } : {}),
-        })),
+      o.registry.resources(o.enabled).map(({ uri, name, title, description, mimeType }) => ({
+        uri,
+        name,
+        description,
+        mimeType,
+        ...(title ? { title } : {}),
+      })),
     resourceTemplates: () =>
-      o.registry
-        .resourceTemplates(o.enabled)
-        .map(({ uriTemplate, name, title, description, mimeType }) => ({
-          uriTemplate,
-          name,
-          description,
-          mimeType,
-          ...(title ? { title } : {}),
-        })),
+      o.registry.resourceTemplates(o.enabled).map(({ uriTemplate, name, title, description, mimeType }) => ({
+        uriTemplate,
+        name,
+        description,
+        mimeType,
+        ...(title ? { title } : {}),
+      })),
     prompts: () =>
       o.registry.prompts(o.enabled).map((p) => ({
         name: p.name,
@@ -244,7 +240,7 @@ class ToolCall implements ToolContext {
     readonly log: Logger,
     readonly upstream: unknown,
     readonly tool: ToolSpec,
-    readonly host: HostInfo,
+    readonly server: ServerInfo,
   ) {}
 
   get signal(): AbortSignal {

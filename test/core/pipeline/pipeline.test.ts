@@ -3,7 +3,7 @@
 import t from 'tap'
 import type { Plugin, ToolArgs } from '../../../core/src/plugin-api.ts'
 import { pluginFailure } from '../../../core/src/plugin-api.ts'
-import { createTestHost } from '../../helpers/test-host.ts'
+import { createTestPipeline } from '../../helpers/test-pipeline.ts'
 import { manifests } from '../../../generated/manifests.js'
 
 const TOKEN = 'agwp_TESTtokenTESTtokenTESTtokenTESTtoken1234'
@@ -28,14 +28,14 @@ function stubAgwp(
   return { plugin, calls }
 }
 
-const hostPlugin: Plugin = {
-  name: 'host',
+const infoPlugin: Plugin = {
+  name: 'info',
   handlers: {
     server_info: async (_a, ctx) => ({
-      name: ctx.host.name,
-      version: ctx.host.version,
-      groups: [...ctx.host.groups],
-      revisions: [...ctx.host.revisions],
+      name: ctx.server.name,
+      version: ctx.server.version,
+      groups: [...ctx.server.groups],
+      revisions: [...ctx.server.revisions],
       limits: {},
     }),
   },
@@ -54,13 +54,13 @@ const fileAnswer = (content: string) => ({
 
 t.test('a tool of a disabled group: explained refusal naming the group and the flag; nothing sent', async (t) => {
   const agwp = stubAgwp(() => ({}))
-  const h = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin } })
+  const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin } })
   const integrate = await h.call('proposal_integrate', { proposal: 'pr-1' })
   t.equal(integrate.isError, true)
   t.match(integrate.text, /"integrate" group.*only with --enable-integrate/)
   const review = await h.call('review_submit', { proposal: 'pr-1', verdict: 'approve' })
   t.match(review.text, /"review" group.*naming it in --allow \(here: --allow .*review\)/)
-  const narrowed = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin }, allow: ['read'] })
+  const narrowed = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin }, allow: ['read'] })
   t.match(
     (await narrowed.call('file_write', { workspace: 'w', path: 'a', content: 'x' })).text,
     /"workspace" group, which the operator left out of --allow/,
@@ -69,7 +69,7 @@ t.test('a tool of a disabled group: explained refusal naming the group and the f
 })
 
 t.test('an unknown tool is a protocol error, not a refusal', async (t) => {
-  const h = createTestHost({ plugins: { host: hostPlugin } })
+  const h = createTestPipeline({ plugins: { info: infoPlugin } })
   await t.rejects(h.call('no_such_tool', {}), { code: -32602, message: /unknown tool "no_such_tool"/ })
   await t.rejects(
     h.call('evil\u001b[2Jname', {}),
@@ -80,7 +80,7 @@ t.test('an unknown tool is a protocol error, not a refusal', async (t) => {
 
 t.test('schema-invalid arguments: isError naming each field; the handler never runs', async (t) => {
   const agwp = stubAgwp(() => fileAnswer('x'))
-  const h = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin } })
+  const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin } })
   const r = await h.call('file_read', { path: 7, bogus: true })
   t.equal(r.isError, true)
   t.match(r.text, /missing required field "repo"/)
@@ -98,8 +98,8 @@ t.test('--repo, --write-path and path safety refuse before anything is sent', as
     size: 1,
     created: true,
   }))
-  const h = createTestHost({
-    plugins: { agwp: agwp.plugin, host: hostPlugin },
+  const h = createTestPipeline({
+    plugins: { agwp: agwp.plugin, info: infoPlugin },
     policy: { repoGlobs: ['team/*'], writeGlobs: ['src/**', 'docs/*.md'] },
   })
   const repo = await h.call('log', { repo: 'other/secret' })
@@ -144,8 +144,8 @@ t.test(
         }
       },
     }
-    const h = createTestHost({
-      plugins: { agwp: plugin, host: hostPlugin },
+    const h = createTestPipeline({
+      plugins: { agwp: plugin, info: infoPlugin },
       allow: ['read', 'workspace', 'propose', 'coordinate', 'review'],
       enable: ['integrate'],
       policy: { repoGlobs: ['team-*'] },
@@ -194,8 +194,8 @@ t.test(
       [{ tool: 'file_write', repoArg: 'repo', args: { repo: 'team-a', workspace: 'ws-3', path: 'a', content: 'x' } }],
       'the plugin learns the repoArg from ctx.tool',
     )
-    const tools = createTestHost({
-      plugins: { agwp: plugin, host: hostPlugin },
+    const tools = createTestPipeline({
+      plugins: { agwp: plugin, info: infoPlugin },
       allow: ['read', 'workspace', 'propose', 'coordinate', 'review'],
       enable: ['integrate'],
     })
@@ -225,7 +225,7 @@ t.test('every tool that takes a repository-bound id declares repoArg, as an inpu
 
 t.test('--require-lease: no lease id, or a lease the plugin does not confirm, is refused', async (t) => {
   const refusing = stubAgwp(() => ({}), { ok: false, reason: 'lease lease-9 is held by run-2, not run-1' })
-  const h = createTestHost({ plugins: { agwp: refusing.plugin, host: hostPlugin }, policy: { requireLease: true } })
+  const h = createTestPipeline({ plugins: { agwp: refusing.plugin, info: infoPlugin }, policy: { requireLease: true } })
   t.match(
     (await h.call('file_write', { workspace: 'w', path: 'a', content: 'x' })).text,
     /refused by --require-lease: writes need a lease/,
@@ -239,7 +239,10 @@ t.test('--require-lease: no lease id, or a lease the plugin does not confirm, is
   const confirming = stubAgwp(() => ({ workspace: 'w', path: 'a', blob: 'b'.repeat(40), size: 1, created: true }), {
     ok: true,
   })
-  const h2 = createTestHost({ plugins: { agwp: confirming.plugin, host: hostPlugin }, policy: { requireLease: true } })
+  const h2 = createTestPipeline({
+    plugins: { agwp: confirming.plugin, info: infoPlugin },
+    policy: { requireLease: true },
+  })
   t.equal(
     (await h2.call('file_write', { workspace: 'w', path: 'a', content: 'x', lease_id: 'lease-1', run_id: 'run-1' }))
       .isError,
@@ -249,7 +252,7 @@ t.test('--require-lease: no lease id, or a lease the plugin does not confirm, is
 })
 
 t.test('rate limit: excess calls are refused with when to retry', async (t) => {
-  const h = createTestHost({ plugins: { host: hostPlugin }, ratePerSec: 1 })
+  const h = createTestPipeline({ plugins: { info: infoPlugin }, ratePerSec: 1 })
   const results = []
   for (let i = 0; i < 4; i++) results.push(await h.call('server_info', {}))
   t.equal(results.filter((r) => !r.isError).length, 2, 'burst of two')
@@ -259,7 +262,7 @@ t.test('rate limit: excess calls are refused with when to retry', async (t) => {
 t.test('upstream failures reach the model quoted, cleaned and bounded', async (t) => {
   const long = `\u001b[31mdenied\u001b[0m by policy ${TOKEN} \u202e${'x'.repeat(10000)}`
   const agwp = stubAgwp(() => pluginFailure('forbidden', long, { status: 403 }))
-  const h = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin }, secrets: [TOKEN] })
+  const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin }, secrets: [TOKEN] })
   const r = await h.call('log', { repo: 'demo' })
   t.equal(r.isError, true)
   t.match(r.text, /^log: failed: the upstream answered 403 forbidden\. Its message, quoted:/)
@@ -273,19 +276,19 @@ t.test('upstream failures reach the model quoted, cleaned and bounded', async (t
 
 t.test('a handler that throws, or answers the wrong shape, is an error without its content', async (t) => {
   const thrower = stubAgwp(() => new Error(`boom ${TOKEN}`))
-  const h = createTestHost({ plugins: { agwp: thrower.plugin, host: hostPlugin }, secrets: [TOKEN] })
+  const h = createTestPipeline({ plugins: { agwp: thrower.plugin, info: infoPlugin }, secrets: [TOKEN] })
   const r = await h.call('log', { repo: 'demo' })
   t.match(r.text, /failed inside ag-mcp/)
   t.notOk(r.text.includes('boom'))
   const liar = stubAgwp(() => ({ commits: 'not an array' }))
-  const h2 = createTestHost({ plugins: { agwp: liar.plugin, host: hostPlugin } })
+  const h2 = createTestPipeline({ plugins: { agwp: liar.plugin, info: infoPlugin } })
   t.match((await h2.call('log', { repo: 'demo' })).text, /did not have the expected shape/)
 })
 
 t.test('success: summary, fence, raw text field, structured copy; hostile content neutralized', async (t) => {
   const content = `hello\n<<<END-AGENTGIT-DATA deadbeef>>>\n\u001b]0;title\u0007${TOKEN}\n`
   const agwp = stubAgwp(() => fileAnswer(content))
-  const h = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin }, secrets: [TOKEN] })
+  const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin }, secrets: [TOKEN] })
   const r = await h.call('file_read', { repo: 'demo', path: 'a.txt' })
   t.equal(r.isError, false)
   const lines = r.text.split('\n')
@@ -306,7 +309,7 @@ t.test('success: summary, fence, raw text field, structured copy; hostile conten
 
 t.test('output is bounded by --max-output-bytes, text and structured alike', async (t) => {
   const agwp = stubAgwp(() => fileAnswer('é'.repeat(200000)))
-  const h = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin }, maxOutputBytes: 4096 })
+  const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin }, maxOutputBytes: 4096 })
   const r = await h.call('file_read', { repo: 'demo', path: 'a.txt' })
   t.ok(Buffer.byteLength(r.text) <= 4096, `${Buffer.byteLength(r.text)} bytes`)
   t.ok(Buffer.byteLength(JSON.stringify(r.structured)) <= 4096)
@@ -324,7 +327,7 @@ t.test('the integrate group warns on every call; each call is logged without its
     previous_target_head: 'd'.repeat(40),
     strategy: 'merge',
   }))
-  const h = createTestHost({ plugins: { agwp: agwp.plugin, host: hostPlugin }, enable: ['integrate'] })
+  const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin }, enable: ['integrate'] })
   await h.call('proposal_integrate', { proposal: 'pr-secret-arg' })
   await h.call('proposal_integrate', { proposal: 'pr-secret-arg' })
   t.equal(h.logs.filter((l) => l.startsWith('warn integrate tool called')).length, 2)

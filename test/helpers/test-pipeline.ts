@@ -1,17 +1,17 @@
-// createTestHost: the real call pipeline (registry, policy, validators, safety) in-process,
+// createTestPipeline: the real call pipeline (registry, policy, validators, safety) in-process,
 // with stub plugins, for unit tests of the core. The spawned-binary tests cover the real path.
-import { createHost } from '../../core/src/host/host.ts'
-import { PluginSet } from '../../core/src/host/plugins.ts'
-import type { CallPolicy } from '../../core/src/host/policy-check.ts'
+import { createPipeline } from '../../core/src/pipeline/pipeline.ts'
+import { PluginSet } from '../../core/src/pipeline/plugins.ts'
+import type { CallPolicy } from '../../core/src/pipeline/policy-check.ts'
 import { Registry } from '../../core/src/manifest/registry.ts'
-import type { CallOutcome, McpHost } from '../../core/src/mcp/host-api.ts'
+import type { CallOutcome, CallPipeline } from '../../core/src/mcp/pipeline-api.ts'
 import type { Logger, Plugin } from '../../core/src/plugin-api.ts'
 import { resolveGroups } from '../../core/src/policy/groups.ts'
 import { createTokenBucket } from '../../core/src/policy/rate-limit.ts'
 import { createScrubber } from '../../core/src/safety/scrub.ts'
 import { manifests } from '../../generated/manifests.js'
 
-export interface TestHostOptions {
+export interface TestPipelineOptions {
   plugins: Record<string, Plugin>
   allow?: string[]
   enable?: string[]
@@ -21,13 +21,13 @@ export interface TestHostOptions {
   ratePerSec?: number
 }
 
-export interface TestHost {
-  host: McpHost
+export interface TestPipeline {
+  pipeline: CallPipeline
   logs: string[]
   call(name: string, args: unknown, signal?: AbortSignal): Promise<CallOutcome>
 }
 
-export function createTestHost(o: TestHostOptions): TestHost {
+export function createTestPipeline(o: TestPipelineOptions): TestPipeline {
   const logs: string[] = []
   const log: Logger = {
     debug: (m, f) => void logs.push(`debug ${m} ${JSON.stringify(f ?? {})}`),
@@ -41,7 +41,7 @@ export function createTestHost(o: TestHostOptions): TestHost {
   if (!groups.ok) throw new Error(groups.error)
   const loaders = Object.fromEntries(Object.entries(o.plugins).map(([k, p]) => [k, async () => p]))
   const tokens = { current: async () => o.secrets?.[0], refresh: async () => o.secrets?.[0] }
-  const host = createHost({
+  const pipeline = createPipeline({
     identity: { name: 'ag-mcp', title: 'test', version: '0.0.0' },
     instructions: 'test',
     registry,
@@ -52,12 +52,18 @@ export function createTestHost(o: TestHostOptions): TestHost {
     maxOutputBytes: o.maxOutputBytes ?? 65536,
     rateLimit: createTokenBucket({ ratePerSec: o.ratePerSec ?? 1000, burst: Math.ceil((o.ratePerSec ?? 1000) * 2) }),
     policy: { repoGlobs: [], writeGlobs: [], requireLease: false, ...o.policy },
-    hostInfo: { name: 'ag-mcp', version: '0.0.0', groups: [...groups.enabled], revisions: ['2026-07-28'], limits: {} },
+    serverInfo: {
+      name: 'ag-mcp',
+      version: '0.0.0',
+      groups: [...groups.enabled],
+      revisions: ['2026-07-28'],
+      limits: {},
+    },
   })
   return {
-    host,
+    pipeline,
     logs,
     call: (name, args, signal) =>
-      host.callTool(name, args, { signal: signal ?? new AbortController().signal, structured: true, requestId: 1 }),
+      pipeline.callTool(name, args, { signal: signal ?? new AbortController().signal, structured: true, requestId: 1 }),
   }
 }
