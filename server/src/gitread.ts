@@ -290,16 +290,19 @@ export async function mergeability(
 ): Promise<{
   mergeability: 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date'
   conflicts: string[]
+  /** null: the two have no common history */
+  merge_base: string | null
   tree?: string
 }> {
   const mb = await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] })
-  const base = mb.stdout.toString('utf8').trim()
-  if (base === head) return { mergeability: 'up_to_date', conflicts: [] }
-  if (base === target) return { mergeability: 'fast_forward', conflicts: [] }
+  const out = mb.stdout.toString('utf8').trim()
+  const base = /^[0-9a-f]{40}$/.test(out) ? out : null
+  if (base === head) return { mergeability: 'up_to_date', conflicts: [], merge_base: base }
+  if (base === target) return { mergeability: 'fast_forward', conflicts: [], merge_base: base }
   const m = await mergeTree(repo, target, head)
   return m.conflicts.length
-    ? { mergeability: 'conflicts', conflicts: m.conflicts }
-    : { mergeability: 'clean', conflicts: [], tree: m.tree }
+    ? { mergeability: 'conflicts', conflicts: m.conflicts, merge_base: base }
+    : { mergeability: 'clean', conflicts: [], merge_base: base, tree: m.tree }
 }
 
 export async function mergeTree(

@@ -8,7 +8,7 @@ import { formatCommit, type RawObject } from './objects.ts'
 import type { Op } from './store.ts'
 import { diff, mergeability, mergeTree } from './gitread.ts'
 import { checkBranch } from './paths.ts'
-import type { Repo } from './repos.ts'
+import type { MergeInfo, Repo } from './repos.ts'
 import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
 import { buildTree, getWorkspace } from './workspaces.ts'
@@ -73,6 +73,7 @@ export async function createProposal(
   }
   const repo = ctx.repos.get(ws0.repo)
   const target = checkBranch(body.target ?? (await defaultTarget(repo, ws0)), 'target')
+  await requireBranchBase(repo, ws0, await repo.branchHead(target))
   // No repository lock: the id is reserved up front (a failed attempt burns it), so the
   // new ref cannot collide and commit building runs in parallel with other proposals.
   {
@@ -127,6 +128,20 @@ export async function createProposal(
   }
 }
 
+/**
+ * A proposal's parent must be on a branch. A workspace based on unreviewed commits (another
+ * proposal's) would carry them into the target behind a diff that shows only its own change.
+ * Workspaces are created on branches only; this also refuses a workspace whose base has left
+ * every branch since, or that was created before the rule.
+ */
+async function requireBranchBase(repo: Repo, ws: WorkspaceRec, targetHead: string | null): Promise<void> {
+  if (ws.base === null || ws.base === targetHead || (await repo.onSomeBranch(ws.base))) return
+  throw conflict(
+    `workspace ${ws.id} is based on ${ws.base.slice(0, 12)}, which no branch contains: only work on a branch can be proposed (create a workspace on a branch and write the change there)`,
+    { workspace: ws.id, base: ws.base },
+  )
+}
+
 async function defaultTarget(repo: Repo, ws: WorkspaceRec): Promise<string> {
   if (ws.base === null) return repo.defaultBranch()
   const head = await repo.branchHead(ws.base_ref).catch(() => null)
@@ -146,6 +161,7 @@ export async function reviseProposal(
   const ws = getWorkspace(ctx, caller, body.workspace, false)
   if (ws.repo !== p0.repo) throw invalid('workspace belongs to another repository', { field: 'workspace' })
   const repo = ctx.repos.get(p0.repo)
+  await requireBranchBase(repo, ws, await repo.branchHead(p0.target))
   return ctx.mutex.run(`repo:${p0.repo}`, async () => {
     const p = ctx.store.get('proposals', id) as ProposalRec
     if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
@@ -252,16 +268,69 @@ function reviewsOf(ctx: Ctx, id: string): ReviewRec[] {
     .sort((a, b) => Number(a.id.slice(7)) - Number(b.id.slice(7)))
 }
 
+/**
+ * The target's head and how the proposal's head merges into it. merge_base..head is what
+ * integration brings into the target: the diff shows that range and approvals must cover it
+ * (not merely the proposal's own commit on its workspace base).
+ */
+async function targetRange(repo: Repo, p: ProposalRec): Promise<{ targetHead: string | null; merge: MergeInfo }> {
+  const targetHead = await repo.branchHead(p.target)
+  if (p.state === 'integrated') {
+    // What it brought in when it was integrated; records older than the field: its own commit.
+    const from = p.integrated?.merge_base !== undefined ? p.integrated.merge_base : p.base
+    return { targetHead, merge: { mergeability: 'not_open', conflicts: [], merge_base: from } }
+  }
+  let merge: MergeInfo
+  if (targetHead === null)
+    merge = { mergeability: p.base === null ? 'fast_forward' : 'target_missing', conflicts: [], merge_base: p.base }
+  // A proposal head is a commit whose only parent is p.base: on an unmoved target it
+  // fast-forwards, no git call needed.
+  else if (targetHead === p.head) merge = { mergeability: 'up_to_date', conflicts: [], merge_base: p.head }
+  else if (targetHead === p.base) merge = { mergeability: 'fast_forward', conflicts: [], merge_base: p.base }
+  else {
+    const key = `${targetHead}:${p.head}`
+    const m = repo.cachedMerge(key) ?? (await mergeability(repo, targetHead, p.head))
+    merge = { mergeability: m.mergeability, conflicts: m.conflicts, merge_base: m.merge_base }
+    repo.rememberMerge(key, merge)
+  }
+  if (p.state !== 'open') merge = { ...merge, mergeability: 'not_open', conflicts: [] }
+  return { targetHead, merge }
+}
+
+/**
+ * Does review r cover everything integrating p into targetHead brings in? It covers
+ * r.base..p.head; integration brings in what the target lacks of p.head, a subset of that
+ * range exactly when r.base is already in the target.
+ */
+async function coversIntegration(
+  repo: Repo,
+  p: ProposalRec,
+  r: ReviewRec,
+  targetHead: string | null,
+  mergeBase: string | null,
+): Promise<boolean> {
+  const from = r.base !== undefined ? r.base : p.base
+  if (from === null || from === mergeBase) return true
+  return targetHead !== null && (await repo.isAncestor(from, targetHead))
+}
+
 /** Policy evaluation independent of the caller: approvals, provenance, mergeability. */
 export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string, unknown>> {
   const repo = ctx.repos.get(p.repo)
   const policy = policyOf(ctx.store, p.repo)
   const reviews = reviewsOf(ctx, p.id)
+  const { targetHead, merge } = await targetRange(repo, p)
   const current = reviews.filter((r) => r.head === p.head && r.reviewer_principal !== p.author_principal)
   // A reviewer's latest verdict on the current head is the one that counts.
   const latest = new Map<string, ReviewRec>()
   for (const r of current) if (r.verdict !== 'comment') latest.set(r.reviewer_principal, r)
-  const approvals = [...latest.values()].filter((r) => r.verdict === 'approve').map((r) => r.reviewer_principal)
+  const approvals: string[] = []
+  const partial: ReviewRec[] = []
+  for (const r of latest.values()) {
+    if (r.verdict !== 'approve') continue
+    if (await coversIntegration(repo, p, r, targetHead, merge.merge_base)) approvals.push(r.reviewer_principal)
+    else partial.push(r)
+  }
   const changesRequested = [...latest.values()]
     .filter((r) => r.verdict === 'request_changes')
     .map((r) => r.reviewer_principal)
@@ -278,21 +347,6 @@ export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string,
     provenance['status'] = p.provenance.head === p.head ? 'attached' : 'stale'
   } else if (provRequired) provenance['status'] = 'missing'
 
-  const targetHead = await repo.branchHead(p.target)
-  let merge: { mergeability: string; conflicts: string[] }
-  if (p.state !== 'open') merge = { mergeability: 'not_open', conflicts: [] }
-  else if (targetHead === null)
-    merge = { mergeability: p.base === null ? 'fast_forward' : 'target_missing', conflicts: [] }
-  else {
-    const key = `${targetHead}:${p.head}`
-    // A proposal head is a commit whose only parent is p.base: on an unmoved target it
-    // fast-forwards, no git call needed.
-    if (targetHead === p.head) merge = { mergeability: 'up_to_date', conflicts: [] }
-    else if (targetHead === p.base) merge = { mergeability: 'fast_forward', conflicts: [] }
-    else merge = repo.cachedMerge(key) ?? (await mergeability(repo, targetHead, p.head))
-    repo.rememberMerge(key, { mergeability: merge.mergeability as 'clean', conflicts: merge.conflicts })
-  }
-
   const blockers: { code: string; message: string }[] = []
   if (p.state !== 'open') blockers.push({ code: 'not_open', message: `proposal is ${p.state}` })
   if (merge.mergeability === 'conflicts')
@@ -302,7 +356,11 @@ export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string,
   if (approvals.length < policy.required_approvals)
     blockers.push({
       code: 'approvals_missing',
-      message: `${approvals.length} of ${policy.required_approvals} required approval(s) from someone other than the author`,
+      message:
+        `${approvals.length} of ${policy.required_approvals} required approval(s) from someone other than the author` +
+        (partial.length
+          ? `; ${partial.length} approval(s) cover only the commits after ${(partial[0]?.base ?? p.base ?? '').slice(0, 12)}, but integration brings in every commit after ${merge.merge_base?.slice(0, 12) ?? 'the root'}: the current diff needs a new review`
+          : ''),
     })
   if (changesRequested.length)
     blockers.push({ code: 'changes_requested', message: `changes requested by ${changesRequested.join(', ')}` })
@@ -324,6 +382,7 @@ export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string,
     target: p.target,
     target_head: targetHead,
     base: p.base,
+    merge_base: merge.merge_base,
     head: p.head,
     ref: refOf(p.id),
     workspace: p.workspace,
@@ -350,23 +409,34 @@ export function viewReview(r: ReviewRec): Record<string, unknown> {
   return rest
 }
 
+/** The diff a reviewer reviews: merge_base..head, everything integration brings into the target. */
 export async function proposalDiff(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
   const p = getProposal(ctx, caller, id)
   const repo = ctx.repos.get(p.repo)
-  return { base: p.base, head: p.head, ...(await diff(repo, p.base, p.head, [], ctx.limits.maxPatchBytes)) }
+  const base = (await targetRange(repo, p)).merge.merge_base
+  return { base, head: p.head, ...(await diff(repo, base, p.head, [], ctx.limits.maxPatchBytes)) }
 }
 
-export function createReview(
+export async function createReview(
   ctx: Ctx,
   caller: Caller,
   id: string,
   body: { verdict: ReviewRec['verdict']; body?: string; comments?: ReviewRec['comments'] },
-): ReviewRec {
-  const p = getProposal(ctx, caller, id)
-  authorize(ctx.store, caller, 'review', p.repo, 'reviewer')
+): Promise<ReviewRec> {
+  const p0 = getProposal(ctx, caller, id)
+  authorize(ctx.store, caller, 'review', p0.repo, 'reviewer')
+  if (p0.state !== 'open') throw conflict(`proposal is ${p0.state}`, { state: p0.state })
+  if (body.verdict !== 'comment' && p0.author_principal === caller.principal)
+    throw forbidden('the author of a proposal cannot approve or reject it', { author: p0.author_principal })
+  // The review covers what the diff shows now: the target's merge base to the head.
+  const { merge } = await targetRange(ctx.repos.get(p0.repo), p0)
+  // Checked again after the await, and committed with no await in between.
+  const p = ctx.store.get('proposals', id) as ProposalRec
   if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
-  if (body.verdict !== 'comment' && p.author_principal === caller.principal)
-    throw forbidden('the author of a proposal cannot approve or reject it', { author: p.author_principal })
+  if (p.head !== p0.head)
+    throw conflict('the proposal was revised while the review was being recorded; review its new head', {
+      head: p.head,
+    })
   const { id: rid, op } = ctx.store.nextId('review', 'review-')
   const r: ReviewRec = {
     id: rid,
@@ -377,6 +447,7 @@ export function createReview(
     body: body.body ?? '',
     comments: body.comments ?? [],
     head: p.head,
+    base: merge.merge_base,
     created_at: nowIso(),
   }
   ctx.store.commit([op, { c: 'reviews', k: rid, v: r }])
@@ -480,7 +551,13 @@ export async function integrate(
     }
     const used = T === null || next === p.head ? 'fast_forward' : strategy
     const now = nowIso()
-    const integrated = { commit: next, strategy: used, by: caller.actor, at: now }
+    const integrated = {
+      commit: next,
+      strategy: used,
+      by: caller.actor,
+      at: now,
+      merge_base: ev['merge_base'] as string | null,
+    }
     const record = (): Op[] => [
       { c: 'proposals', k: id, at: ['state'], v: 'integrated' },
       { c: 'proposals', k: id, at: ['integrated'], v: integrated },

@@ -9,7 +9,9 @@ import { checkRef } from './paths.ts'
 // the registry: `ag-server repo add` works whether or not a server is running.
 export class Repo {
   readonly cat: CatFile
-  private mergeCache = new Map<string, { mergeability: Mergeability; conflicts: string[] }>()
+  private mergeCache = new Map<string, MergeInfo>()
+  // Ancestry between two commit ids never changes: "a is an ancestor of d", by "a d".
+  private ancestry = new Map<string, boolean>()
   // Parsed trees and commit -> root tree, by object id (immutable, so never stale).
   private trees = new Map<string, Map<string, TreeItem>>()
   private commitTrees = new Map<string, string>()
@@ -62,8 +64,31 @@ export class Repo {
 
   /** Is `ancestor` reachable from `descendant` (or equal to it)? */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    if (ancestor === descendant) return true
+    const key = `${ancestor} ${descendant}`
+    const hit = this.ancestry.get(key)
+    if (hit !== undefined) return hit
     const r = await git(this.gitDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1, 128] })
+    // 128 (an id that is not a commit here) is an answer about this moment, not a fact: not kept.
+    if (r.code === 128) return false
+    if (this.ancestry.size > 10_000) this.ancestry.clear()
+    this.ancestry.set(key, r.code === 0)
     return r.code === 0
+  }
+
+  /**
+   * Is `commit` reachable from some branch (refs/heads/*)? What a branch contains was
+   * integrated (reviewed) or put there by the operator; anything else is unreviewed work.
+   */
+  async onSomeBranch(commit: string): Promise<boolean> {
+    const r = await git(
+      this.gitDir,
+      ['for-each-ref', '--count=1', '--format=%(refname)', '--contains', commit, 'refs/heads/'],
+      {
+        okCodes: [128, 129], // not a commit here: on no branch
+      },
+    )
+    return r.code === 0 && r.stdout.length > 0
   }
 
   /** Root tree id of a commit. */
@@ -110,10 +135,10 @@ export class Repo {
     return null
   }
 
-  cachedMerge(key: string): { mergeability: Mergeability; conflicts: string[] } | undefined {
+  cachedMerge(key: string): MergeInfo | undefined {
     return this.mergeCache.get(key)
   }
-  rememberMerge(key: string, v: { mergeability: Mergeability; conflicts: string[] }): void {
+  rememberMerge(key: string, v: MergeInfo): void {
     if (this.mergeCache.size > 1000) this.mergeCache.clear()
     this.mergeCache.set(key, v)
   }
@@ -124,6 +149,13 @@ export class Repo {
 }
 
 export type Mergeability = 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date' | 'target_missing' | 'not_open'
+
+/** How a head merges into a target head, and their merge base (null: no common history). */
+export interface MergeInfo {
+  mergeability: Mergeability
+  conflicts: string[]
+  merge_base: string | null
+}
 
 export class RepoRegistry {
   private open = new Map<string, Repo>()

@@ -247,10 +247,10 @@ export function registerRoutes(router: Router): void {
   router.add(
     'POST',
     '/proposals/:id/reviews',
-    (r) => ({
+    async (r) => ({
       status: 201,
       body: pr.viewReview(
-        pr.createReview(r.ctx, r.caller, r.params['id'] ?? '', r.body as Parameters<typeof pr.createReview>[3]),
+        await pr.createReview(r.ctx, r.caller, r.params['id'] ?? '', r.body as Parameters<typeof pr.createReview>[3]),
       ),
     }),
     'ReviewCreateRequest',

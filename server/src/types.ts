@@ -89,7 +89,14 @@ export interface ProposalRec {
   revisions: RevisionRec[]
   provenance?: ProvenanceRec
   withdrawn_reason?: string
-  integrated?: { commit: string; strategy: 'merge' | 'fast_forward' | 'squash'; by: string; at: string }
+  integrated?: {
+    commit: string
+    strategy: 'merge' | 'fast_forward' | 'squash'
+    by: string
+    at: string
+    /** where the range integration brought in started (absent in records older than the field) */
+    merge_base?: string | null
+  }
   created_at: string
   updated_at: string
 }
@@ -109,6 +116,12 @@ export interface ReviewRec {
   body: string
   comments: ReviewCommentRec[]
   head: string
+  /**
+   * Where the reviewed range starts: the merge base of the target and `head` when the review
+   * was recorded (null: from the root). An approval covers base..head. Absent in records older
+   * than the field: those covered the proposal's own base (its parent) only.
+   */
+  base?: string | null
   created_at: string
 }
 

@@ -66,6 +66,13 @@ export async function createWorkspace(
     base = null // empty repository: the first proposal creates the root commit
   } else {
     base = await repo.resolve(baseRef, 'base')
+    // Only reviewed work is built upon: a base is a branch or a commit a branch contains,
+    // never another proposal's unintegrated commits (their diff would hide them).
+    if (baseIn !== undefined && (await repo.branchHead(baseRef)) !== base && !(await repo.onSomeBranch(base)))
+      throw invalid(
+        `base '${baseRef}' is not on any branch: a workspace starts from a branch or a commit a branch contains (an open proposal's commits are not reviewed yet; revise that proposal instead, or wait until it is integrated)`,
+        { field: 'base', base },
+      )
   }
   const { id, op } = ctx.store.nextId('workspace', 'ws-')
   const now = nowIso()
