@@ -3,6 +3,7 @@
 // generic `internal` error so no stack trace or git stderr ever reaches a client.
 
 export type ErrorCode =
+  | 'bad_request'
   | 'unauthenticated'
   | 'forbidden'
   | 'not_found'
@@ -11,9 +12,11 @@ export type ErrorCode =
   | 'rate_limited'
   | 'too_large'
   | 'timeout'
+  | 'storage_full'
   | 'internal'
 
 export const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,
@@ -22,6 +25,7 @@ export const STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   too_large: 413,
   timeout: 504,
+  storage_full: 507,
   internal: 500,
 }
 

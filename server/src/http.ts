@@ -8,11 +8,11 @@ import { Router } from './router.ts'
 import { registerRoutes } from './routes.ts'
 import { registerAdminRoutes } from './admin-routes.ts'
 import { validateBody } from './validate.ts'
-import { Store } from './store.ts'
+import { isStorageFull, Store } from './store.ts'
 import { RepoRegistry } from './repos.ts'
 import { KeyedMutex } from './mutex.ts'
 import { GitError } from './git.ts'
-import { reconcileIntents } from './intents.ts'
+import { settleAtStartup } from './intents.ts'
 
 export const PREFIX = '/agwp/v1'
 
@@ -36,7 +36,7 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const store = Store.open(path.join(opts.dataDir, 'state'))
+  const store = Store.open(path.join(opts.dataDir, 'state'), opts.log ? { log: opts.log } : {})
   const ctx: Ctx = {
     store,
     repos: new RepoRegistry(path.join(opts.dataDir, 'repos')),
@@ -44,8 +44,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     limits: { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) },
     tmpDir: path.join(opts.dataDir, 'tmp'),
   }
-  // Settle ref updates a crash interrupted before anything can observe the state.
-  await reconcileIntents(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
+  // Settle ref updates a crash interrupted, and the git locks it left, before anything
+  // can observe the state.
+  await settleAtStartup(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
   const router = new Router()
   registerRoutes(router)
   registerAdminRoutes(router)
@@ -150,7 +151,9 @@ async function handle(
     }
     const out = await m.route.handler({ ctx, caller, params: m.params, query: url.searchParams, body })
     send(res, out.status ?? 200, out.body)
-  } catch (e) {
+  } catch (e0) {
+    // A full disk anywhere on the write path (journal, object files, git) is the same 507.
+    const e = isStorageFull(e0) ? new AgwpError('storage_full', 'the server is out of storage space') : e0
     if (e instanceof AgwpError) {
       // For an oversized body: answer, close the connection, discard the rest unread.
       const extra = e.code === 'too_large' ? { Connection: 'close' } : {}

@@ -31,6 +31,9 @@ export function hashObject(type: ObjType, body: Buffer): string {
   return crypto.createHash('sha1').update(objectHeader(type, body.length)).update(body).digest('hex')
 }
 
+/** Name prefix of an object file being written (git uses the same one). */
+export const TMP_PREFIX = 'tmp_obj_'
+
 function loosePath(gitDir: string, oid: string): string {
   return path.join(gitDir, 'objects', oid.slice(0, 2), oid.slice(2))
 }
@@ -49,16 +52,22 @@ async function writeOne(gitDir: string, oid: string, obj: RawObject): Promise<st
   // Loose objects use git's default core.looseCompression (Z_BEST_SPEED); large ones
   // are deflated off the event loop.
   const packed = raw.length > 256 * 1024 ? await deflate(raw, { level: 1 }) : zlib.deflateSync(raw, { level: 1 })
-  const tmp = path.join(dir, `tmp_obj_${crypto.randomBytes(6).toString('hex')}`)
+  const tmp = path.join(dir, `${TMP_PREFIX}${crypto.randomBytes(6).toString('hex')}`)
   const fd = fs.openSync(tmp, 'wx', 0o444)
   try {
-    fs.writeFileSync(fd, packed)
-    await fsync(fd)
-  } finally {
-    fs.closeSync(fd)
+    try {
+      fs.writeFileSync(fd, packed)
+      await fsync(fd)
+    } finally {
+      fs.closeSync(fd)
+    }
+    // Content-addressed: a concurrent writer of the same oid renames identical bytes.
+    fs.renameSync(tmp, dest)
+  } catch (e) {
+    // A full disk must not leave half-written temporary files behind.
+    fs.rmSync(tmp, { force: true })
+    throw e
   }
-  // Content-addressed: a concurrent writer of the same oid renames identical bytes.
-  fs.renameSync(tmp, dest)
   return dir
 }
 

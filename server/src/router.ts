@@ -1,4 +1,5 @@
 import type { Caller } from './auth.ts'
+import { AgwpError } from './errors.ts'
 import type { Ctx } from './context.ts'
 
 export interface Req {
@@ -52,9 +53,18 @@ export class Router {
         continue
       }
       const params: Record<string, string> = {}
-      r.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1] ?? '')))
+      r.keys.forEach((k, i) => (params[k] = decodeParam(m[i + 1] ?? '')))
       return { route: r, params }
     }
     return methodMismatch ? 'method' : undefined
+  }
+}
+
+/** A path segment's percent-escapes decoded; a malformed one is the client's error (400). */
+function decodeParam(s: string): string {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    throw new AgwpError('bad_request', 'malformed percent-escape in the request path')
   }
 }

@@ -1,11 +1,20 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import { AgwpError } from './errors.ts'
 import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 
 // Durable state: a snapshot (state.json, replaced atomically: temp + fsync + rename +
 // directory fsync) plus an append-only journal (journal.log, one JSON line per commit,
 // fsync'd before the commit is acknowledged). Replay applies the journal over the
-// snapshot; a torn last line (kill -9 mid-write) was never acknowledged and is dropped.
+// snapshot. A torn tail (kill -9 mid-write: bytes after the last newline) was never
+// acknowledged: it is truncated at open, with a warning. A damaged line anywhere else
+// means acknowledged state may be gone, so the store refuses to open, names the line and
+// leaves the file as it is for the operator.
+//
+// A failed or short append (disk full, I/O error) is never acknowledged and never
+// applied in memory: the journal is cut back to its last good length before the error
+// is thrown, so no later line can sit behind a torn one. If even that cut fails, the
+// store takes no writes until a later attempt can make it.
 // An op is a full "put" of a record (or a delete), or a "set" of one field at a path
 // inside a record (or its removal) -- e.g. one path of a workspace's overlay, so a file
 // write journals that path and not the whole workspace. Both are idempotent, so
@@ -23,7 +32,39 @@ export interface SetOp {
   at: string[]
   v?: unknown
 }
-export type Op = PutOp | SetOp
+/**
+ * Append `add` to the array at path `at` inside record k unless an equal element (same
+ * JSON) is already there. Records what changes (one element), never a copy of the whole
+ * list, so replaying it late (an intent settled at start-up) cannot drop elements other
+ * requests added in the meantime. No-op if k is absent.
+ */
+export interface AddOp {
+  c: CollectionName
+  k: string
+  at: string[]
+  add: unknown
+}
+export type Op = PutOp | SetOp | AddOp
+
+/** The journal's system calls, replaceable so tests can inject failed and short writes. */
+export interface JournalIo {
+  /** write up to len bytes of buf from off; returns the count written (may be short) */
+  write(fd: number, buf: Buffer, off: number, len: number): number
+  fsync(fd: number): void
+  truncate(fd: number, len: number): void
+}
+
+export const fsJournalIo: JournalIo = {
+  write: (fd, buf, off, len) => fs.writeSync(fd, buf, off, len),
+  fsync: (fd) => fs.fsyncSync(fd),
+  truncate: (fd, len) => fs.ftruncateSync(fd, len),
+}
+
+export interface StoreOptions {
+  io?: JournalIo
+  /** where warnings go (a torn tail truncated at open, a compaction that failed) */
+  log?: (msg: string) => void
+}
 
 type Tables = { [C in CollectionName]: Map<string, Collections[C]> }
 
@@ -31,24 +72,39 @@ const COMPACT_BYTES = 4 * 1024 * 1024
 
 export class Store {
   readonly dir: string
+  /** replaceable for fault injection (tests); production uses fsJournalIo */
+  io: JournalIo
+  private readonly log: (msg: string) => void
   private tables: Tables
   private fd: number | undefined
+  /** length of the journal's durable, whole lines: where the next append starts */
   private journalBytes = 0
+  /** a failed append could not be cut back: no write is taken until it can */
+  private broken = false
+  private nextCompact = COMPACT_BYTES
   /** token hash -> token id, kept in step with the tokens table by apply() */
   private tokenIds = new Map<string, string>()
 
-  private constructor(dir: string) {
+  private constructor(dir: string, opts: StoreOptions) {
     this.dir = dir
+    this.io = opts.io ?? fsJournalIo
+    this.log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
     this.tables = emptyTables()
     fs.mkdirSync(dir, { recursive: true })
     this.load()
-    // Fold the journal into a fresh snapshot at open so replay stays short.
-    this.compact()
+    // Fold the journal into a fresh snapshot at open so replay stays short. A full disk
+    // must not stop a server from starting (reads keep working): the journal stays.
+    try {
+      this.compact()
+    } catch (e) {
+      this.log(`ag-server: warning: could not compact the journal at open (${errText(e)}); replaying it as is`)
+    }
     this.fd = fs.openSync(this.journalPath, 'a', 0o600)
+    this.journalBytes = fs.fstatSync(this.fd).size
   }
 
-  static open(dir: string): Store {
-    return new Store(dir)
+  static open(dir: string, opts: StoreOptions = {}): Store {
+    return new Store(dir, opts)
   }
 
   private get snapshotPath(): string {
@@ -77,21 +133,59 @@ export class Store {
     return { id: `${prefix}${n}`, op: { c: 'counters', k: name, v: n } }
   }
 
-  /** Durably apply ops as one atomic unit; returns only after fsync. */
+  /**
+   * Durably apply ops as one atomic unit; returns only after fsync. Throws (and changes
+   * nothing, on disk or in memory) when the line cannot be made durable: 507
+   * `storage_full` when the disk or quota is full, the system error otherwise.
+   */
   commit(ops: Op[]): void {
     if (ops.length === 0) return
-    const line = JSON.stringify({ ops }) + '\n'
-    const buf = Buffer.from(line, 'utf8')
     const fd = this.fd
     if (fd === undefined) throw new Error('store is closed')
-    let off = 0
-    while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off)
-    fs.fsyncSync(fd)
-    this.journalBytes += buf.length
-    for (const op of ops) this.apply(op)
-    if (this.journalBytes > COMPACT_BYTES) {
-      this.compact()
+    if (this.broken) this.cutBack(fd)
+    const buf = Buffer.from(JSON.stringify({ ops }) + '\n', 'utf8')
+    const start = this.journalBytes
+    try {
+      let off = 0
+      while (off < buf.length) {
+        const n = this.io.write(fd, buf, off, buf.length - off)
+        if (!(n > 0)) throw Object.assign(new Error('journal write made no progress'), { code: 'EIO' })
+        off += n
+      }
+      this.io.fsync(fd)
+    } catch (e) {
+      // Nothing after this point may follow a torn line: cut it off before anything else.
+      try {
+        this.cutBack(fd)
+      } catch {
+        // broken stays set: the next commit tries again before writing
+      }
+      throw storageError(e)
     }
+    this.journalBytes = start + buf.length
+    for (const op of ops) this.apply(op)
+    if (this.journalBytes > this.nextCompact) {
+      try {
+        this.compact()
+        this.nextCompact = COMPACT_BYTES
+      } catch (e) {
+        // The commit itself is durable in the journal; compaction retries after more growth.
+        this.nextCompact = this.journalBytes + COMPACT_BYTES / 4
+        this.log(`ag-server: warning: journal compaction failed (${errText(e)}); will retry`)
+      }
+    }
+  }
+
+  /** Cut the journal back to its last good length; on failure take no writes until it works. */
+  private cutBack(fd: number): void {
+    this.broken = true
+    try {
+      this.io.truncate(fd, this.journalBytes)
+      this.io.fsync(fd)
+    } catch (e) {
+      throw storageError(e, 'the journal could not be restored after a failed write; writes are refused until it can')
+    }
+    this.broken = false
   }
 
   close(): void {
@@ -123,6 +217,14 @@ export class Store {
       const rec = t.get(op.k)
       if (rec === undefined || !Array.isArray(op.at) || op.at.length === 0) return
       // Copy-on-write: records handed out earlier are never mutated under their holders.
+      if ('add' in op) {
+        const cur = getIn(rec, op.at)
+        const list = Array.isArray(cur) ? cur : []
+        const key = JSON.stringify(op.add)
+        if (list.some((x) => JSON.stringify(x) === key)) return
+        t.set(op.k, setIn(rec, op.at, 0, [...list, op.add]))
+        return
+      }
       t.set(op.k, setIn(rec, op.at, 0, op.v))
       return
     }
@@ -138,22 +240,40 @@ export class Store {
         for (const [k, v] of Object.entries(rows)) this.apply({ c, k, v } as Op)
       }
     }
-    if (fs.existsSync(this.journalPath)) {
-      const text = fs.readFileSync(this.journalPath, 'utf8')
-      const lines = text.split('\n')
-      // Only newline-terminated lines were fully written; the remainder is a torn tail.
-      for (let i = 0; i < lines.length - 1; i++) {
-        const line = lines[i]
-        if (!line) continue
-        let rec: { ops?: Op[] }
-        try {
-          rec = JSON.parse(line) as { ops?: Op[] }
-        } catch {
-          break // corrupt line: nothing after it can have been acknowledged after it
-        }
-        for (const op of rec.ops ?? []) {
-          if ((COLLECTIONS as readonly string[]).includes(op.c)) this.apply(op)
-        }
+    if (!fs.existsSync(this.journalPath)) return
+    const raw = fs.readFileSync(this.journalPath)
+    // Only newline-terminated lines were fully written; the bytes after the last newline
+    // are a torn tail that was never acknowledged.
+    const good = raw.lastIndexOf(0x0a) + 1
+    const records: Op[][] = []
+    let lineNo = 0
+    for (let at = 0; at < good; ) {
+      const nl = raw.indexOf(0x0a, at)
+      const line = raw.toString('utf8', at, nl)
+      lineNo++
+      at = nl + 1
+      if (line === '') continue
+      const ops = parseLine(line)
+      if (ops === undefined)
+        throw new Error(
+          `ag-server: ${this.journalPath} line ${lineNo} (byte ${at - line.length - 1}) is damaged; ` +
+            'lines after it hold acknowledged state, so the server will not start on a guess. ' +
+            'The file is left as it is: restore it from a backup, or cut it at that line to start from the state before it.',
+        )
+      records.push(ops)
+    }
+    for (const ops of records)
+      for (const op of ops) if ((COLLECTIONS as readonly string[]).includes(op.c)) this.apply(op)
+    if (good < raw.length) {
+      this.log(
+        `ag-server: warning: ${this.journalPath} ends in ${raw.length - good} byte(s) of a torn, unacknowledged write; truncated`,
+      )
+      const fd = fs.openSync(this.journalPath, 'r+')
+      try {
+        fs.ftruncateSync(fd, good)
+        fs.fsyncSync(fd)
+      } finally {
+        fs.closeSync(fd)
       }
     }
   }
@@ -162,21 +282,75 @@ export class Store {
     const snap: Record<string, Record<string, unknown>> = {}
     for (const c of COLLECTIONS) snap[c] = Object.fromEntries(this.tables[c])
     const tmp = this.snapshotPath + '.tmp'
-    const fd = fs.openSync(tmp, 'w', 0o600)
-    fs.writeSync(fd, JSON.stringify(snap))
-    fs.fsyncSync(fd)
-    fs.closeSync(fd)
-    fs.renameSync(tmp, this.snapshotPath)
+    const buf = Buffer.from(JSON.stringify(snap), 'utf8')
+    try {
+      const fd = fs.openSync(tmp, 'w', 0o600)
+      try {
+        let off = 0
+        while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off)
+        fs.fsyncSync(fd)
+      } finally {
+        fs.closeSync(fd)
+      }
+      fs.renameSync(tmp, this.snapshotPath)
+    } catch (e) {
+      fs.rmSync(tmp, { force: true })
+      throw e
+    }
     fsyncDir(this.dir)
-    // Only after the snapshot is durable may the journal be emptied.
+    // Only after the snapshot is durable may the journal be emptied. (A failure here
+    // leaves a journal whose ops the snapshot already holds: replaying them is harmless.)
     if (this.fd !== undefined) {
-      fs.ftruncateSync(this.fd, 0)
-      fs.fsyncSync(this.fd)
+      this.io.truncate(this.fd, 0)
+      // The next append starts at 0 now, whether or not the fsync below succeeds.
+      this.journalBytes = 0
+      this.io.fsync(this.fd)
     } else {
       fs.writeFileSync(this.journalPath, '', { mode: 0o600 })
+      this.journalBytes = 0
     }
-    this.journalBytes = 0
   }
+}
+
+/** The ops of one journal line, or undefined if the line is not a well-formed record. */
+function parseLine(line: string): Op[] | undefined {
+  try {
+    const rec = JSON.parse(line) as unknown
+    if (rec === null || typeof rec !== 'object' || !Array.isArray((rec as { ops?: unknown }).ops)) return undefined
+    return (rec as { ops: Op[] }).ops
+  } catch {
+    return undefined
+  }
+}
+
+const FULL_CODES = new Set(['ENOSPC', 'EDQUOT'])
+
+/** Is this a "disk or quota full" failure (of a system call, or of a git process)? */
+export function isStorageFull(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code
+  if (typeof code === 'string' && FULL_CODES.has(code)) return true
+  const stderr = (e as { stderr?: unknown } | undefined)?.stderr
+  return typeof stderr === 'string' && /No space left on device|Disk quota exceeded/i.test(stderr)
+}
+
+/** 507 storage_full for a full disk (nothing was written); any other failure unchanged. */
+export function storageError(e: unknown, message?: string): unknown {
+  if (e instanceof AgwpError) return e
+  if (isStorageFull(e))
+    return new AgwpError('storage_full', message ?? 'the server is out of storage space; nothing was written')
+  if (message !== undefined) return new Error(`${message}: ${errText(e)}`)
+  return e
+}
+
+const errText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+function getIn(obj: unknown, at: string[]): unknown {
+  let cur = obj
+  for (const k of at) {
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, k)) return undefined
+    cur = (cur as Record<string, unknown>)[k]
+  }
+  return cur
 }
 
 function setIn(obj: unknown, at: string[], i: number, v: unknown): unknown {
