@@ -3,6 +3,7 @@ import type { Op } from './store.ts'
 import type { Repo } from './repos.ts'
 import type { IntentRec } from './types.ts'
 import { nowIso } from './util.ts'
+import { settleRepository } from './refs.ts'
 
 // Crash-consistent ref updates. A ref move (git) and the record of it (journal) are two
 // writes; a crash between them must not leave the branch holding a merge the store
@@ -67,4 +68,20 @@ export async function reconcileIntents(
     )
   }
   return { completed, dropped }
+}
+
+/**
+ * Everything start-up settles before the first request: pending intents first (they
+ * read refs), then what killed processes left in the repositories (stale `.lock` files
+ * that would refuse every later update of their ref, temporary object files).
+ */
+export async function settleAtStartup(ctx: Ctx, log: (m: string) => void = () => undefined): Promise<void> {
+  await reconcileIntents(ctx, log)
+  for (const name of ctx.repos.names()) {
+    const removed = settleRepository(ctx.repos.dirOf(name))
+    if (removed.length)
+      log(
+        `ag-server: removed ${removed.length} file(s) a killed process left in ${name}: ${removed.slice(0, 10).join(', ')}`,
+      )
+  }
 }

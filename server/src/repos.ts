@@ -4,6 +4,7 @@ import { CatFile, git, gitText } from './git.ts'
 import { isTreeMode, parseTree, type TreeItem } from './objects.ts'
 import { notFound, invalid } from './errors.ts'
 import { checkRef } from './paths.ts'
+import { casRefFile, isPlainRef, readRef, usesRefFiles } from './refs.ts'
 
 // Repositories are bare git repositories under <data>/repos/<name>.git. The directory is
 // the registry: `ag-server repo add` works whether or not a server is running.
@@ -15,11 +16,13 @@ export class Repo {
   // Parsed trees and commit -> root tree, by object id (immutable, so never stale).
   private trees = new Map<string, Map<string, TreeItem>>()
   private commitTrees = new Map<string, string>()
+  private readonly refFiles: boolean
   constructor(
     readonly name: string,
     readonly gitDir: string,
   ) {
     this.cat = new CatFile(gitDir)
+    this.refFiles = usesRefFiles(gitDir)
   }
 
   async defaultBranch(): Promise<string> {
@@ -49,14 +52,19 @@ export class Repo {
       .map((l) => ({ commit: l.slice(0, 40), name: l.slice(41) }))
   }
 
-  /** Compare-and-swap a ref: fails (false) if it no longer has `expected` (null: must not exist). */
+  /**
+   * Compare-and-swap a ref: fails (false) if it no longer has `expected` (null: must not
+   * exist). In-process for the files backend (refs.ts: no child process to orphan).
+   */
   async casRef(ref: string, next: string, expected: string | null, env: Record<string, string> = {}): Promise<boolean> {
+    if (this.refFiles && isPlainRef(ref)) return casRefFile(this.gitDir, ref, next, expected)
     const r = await git(this.gitDir, ['update-ref', ref, next, expected ?? '0'.repeat(40)], { okCodes: [1, 128], env })
     return r.code === 0
   }
 
   /** Current value of a full ref name, or null if it does not exist. */
   async refValue(ref: string): Promise<string | null> {
+    if (this.refFiles && isPlainRef(ref)) return readRef(this.gitDir, ref)
     const r = await git(this.gitDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { okCodes: [1, 128] })
     const v = r.stdout.toString('utf8').trim()
     return r.code === 0 && /^[0-9a-f]{40}$/.test(v) ? v : null

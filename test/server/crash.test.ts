@@ -1,5 +1,6 @@
 import t from 'tap'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { buildSync } from 'esbuild'
@@ -30,9 +31,11 @@ function bundle(dir: string): void {
 
 const cli = (...args: string[]): string => execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
 
-function serve(data: string): Promise<{ child: ChildProcess; url: string }> {
+/** Start the server; `group`: in its own process group, so the test can kill the group. */
+function serve(data: string, group = false): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: group,
   })
   return new Promise((resolve, reject) => {
     let out = ''
@@ -266,4 +269,134 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
   const fresh = await call(second.url, 'POST', '/repos/demo/workspaces', {})
   t.equal(fresh.status, 201)
   second.child.kill('SIGKILL')
+})
+
+t.test('killing the whole process group leaves no lock that blocks a later operation', async (t) => {
+  const root = tmpdir('groupkill')
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
+  if (!fs.existsSync(bin) || !bin.startsWith(os.tmpdir())) bundle(root)
+  const src = makeSourceRepo(root, 2)
+  const data = path.join(root, 'data')
+  cli('init', data)
+  cli('repo', 'add', 'demo', '--from', src, '--data', data)
+  const mint = (principal: string, scopes: string, role: string): string => {
+    const f = path.join(root, `${principal.replace(':', '-')}.tok`)
+    cli(
+      'token',
+      'mint',
+      '--principal',
+      principal,
+      '--scopes',
+      scopes,
+      '--repos',
+      'demo',
+      '--ttl',
+      '1h',
+      '--out',
+      f,
+      '--data',
+      data,
+    )
+    cli('role', 'set', '--repo', 'demo', '--principal', principal, '--role', role, '--data', data)
+    return fs.readFileSync(f, 'utf8').trim()
+  }
+  const alice = mint('agent:alice', 'read,workspace,propose', 'contributor')
+  const mona = mint('human:mona', 'read,integrate', 'maintainer')
+  cli('policy', 'set', '--repo', 'demo', '--required-approvals', '0', '--data', data)
+  const bare = path.join(data, 'repos/demo.git')
+  const call = async (url: string, method: string, p: string, body: unknown, as: string) => {
+    const r = await fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    return { status: r.status, body: (await r.json()) as any }
+  }
+  const propose = async (url: string, file: string) => {
+    const w = (await call(url, 'POST', '/repos/demo/workspaces', {}, alice)).body.id
+    await call(url, 'PUT', `/workspaces/${w}/files`, { path: file, content: `${file}\n` }, alice)
+    return { ws: w as string, pr: await call(url, 'POST', `/workspaces/${w}/proposals`, { title: file }, alice) }
+  }
+  // A proposal revised over and over while the group dies (its ref lock is the hot one).
+  const first = await serve(data, true)
+  const long = await propose(first.url, 'long.txt')
+  first.child.kill('SIGKILL')
+  await new Promise((r) => first.child.once('exit', r))
+
+  let integrations = 0
+  for (let round = 0; round < 3; round++) {
+    const s = await serve(data, true)
+    let stop = false
+    let acked = 0
+    const work = async (kind: number): Promise<void> => {
+      for (let i = 0; !stop; i++) {
+        try {
+          if (kind === 0) {
+            const { pr } = await propose(s.url, `g${round}/i${i}.txt`)
+            if (pr.status !== 201) continue
+            const r = await call(s.url, 'POST', `/proposals/${pr.body.id}/integrate`, { strategy: 'merge' }, mona)
+            if (r.status === 200) acked++
+          } else {
+            await call(
+              s.url,
+              'PUT',
+              `/workspaces/${long.ws}/files`,
+              { path: 'long.txt', content: `r${round}-${i}\n` },
+              alice,
+            )
+            const r = await call(
+              s.url,
+              'POST',
+              `/proposals/${long.pr.body.id}/revisions`,
+              { workspace: long.ws },
+              alice,
+            )
+            if (r.status === 200) acked++
+          }
+        } catch {
+          return
+        }
+      }
+    }
+    const workers = [0, 0, 1].map(work)
+    const started = Date.now()
+    while (Date.now() - started < 10_000 && acked < 4 + round * 3) await new Promise((r) => setTimeout(r, 5))
+    stop = true
+    integrations += acked
+    const exited = new Promise((r) => s.child.once('exit', r))
+    process.kill(-(s.child.pid as number), 'SIGKILL') // the server and every git process it started
+    await Promise.all(workers)
+    await exited
+  }
+  t.ok(integrations > 0, `writes acknowledged between group kills (${integrations})`)
+  // What a group kill can leave in the middle of an update: the locks git and ag-server take.
+  for (const f of ['refs/heads/main.lock', `refs/proposals/${long.pr.body.id}.lock`, 'HEAD.lock', 'packed-refs.lock'])
+    fs.writeFileSync(path.join(bare, f), '')
+  const after = await serve(data, true)
+  t.teardown(() => void after.child.kill('SIGKILL'))
+  const left: string[] = []
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const f = path.join(d, e.name)
+      if (e.isDirectory()) walk(f)
+      else if (e.name.endsWith('.lock')) left.push(path.relative(bare, f))
+    }
+  }
+  walk(bare)
+  t.same(left, [], 'start-up removed every stale lock')
+  const { pr } = await propose(after.url, 'after.txt')
+  t.equal(pr.status, 201, 'propose works')
+  t.equal(
+    (await call(after.url, 'POST', `/proposals/${pr.body.id}/integrate`, {}, mona)).status,
+    200,
+    'integrate into main works',
+  )
+  await call(after.url, 'PUT', `/workspaces/${long.ws}/files`, { path: 'long.txt', content: 'final\n' }, alice)
+  t.equal(
+    (await call(after.url, 'POST', `/proposals/${long.pr.body.id}/revisions`, { workspace: long.ws }, alice)).status,
+    200,
+    'revising the proposal whose ref lock was stale works',
+  )
+  t.equal(sh(bare, 'fsck', '--no-progress', '--no-dangling').trim(), '', 'repository is intact')
+  after.child.kill('SIGKILL')
 })

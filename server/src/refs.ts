@@ -1,0 +1,156 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { fsyncDir } from './store.ts'
+import { TMP_PREFIX } from './objects.ts'
+
+// Refs read and compare-and-swapped in-process, the way git's files backend does it:
+// take `<ref>.lock` (O_EXCL, so git and we exclude each other), check the current value
+// (loose file, else packed-refs), write the new id, fsync, rename over the ref, fsync the
+// directory. No child process is involved, so a killed server can never leave a git
+// process behind that moves a ref after the next server has settled its intents; the
+// worst a kill leaves is the lock file itself, which start-up removes (settleRepository).
+
+const fsyncAsync = promisify(fs.fsync)
+const OID_RE = /^[0-9a-f]{40}$/
+// Refs the server itself writes: refs/heads/<branch>, refs/proposals/<id>, ...
+const REF_RE = /^refs\/[A-Za-z0-9_][A-Za-z0-9._/-]*$/
+
+export function isPlainRef(ref: string): boolean {
+  return (
+    REF_RE.test(ref) &&
+    !ref.includes('..') &&
+    !ref.includes('//') &&
+    !ref.endsWith('/') &&
+    !ref.endsWith('.lock') &&
+    !ref.split('/').some((s) => s.startsWith('.'))
+  )
+}
+
+/** Does this repository keep refs as files (not reftable)? */
+export function usesRefFiles(gitDir: string): boolean {
+  try {
+    return !/^\s*refstorage\s*=\s*reftable\s*$/im.test(fs.readFileSync(path.join(gitDir, 'config'), 'utf8'))
+  } catch {
+    return true
+  }
+}
+
+function packedRef(gitDir: string, ref: string): string | null {
+  let text: string
+  try {
+    text = fs.readFileSync(path.join(gitDir, 'packed-refs'), 'utf8')
+  } catch {
+    return null
+  }
+  for (const line of text.split('\n')) {
+    if (line.length > 41 && line.charCodeAt(40) === 32 && line.slice(41) === ref) {
+      const oid = line.slice(0, 40)
+      return OID_RE.test(oid) ? oid : null
+    }
+  }
+  return null
+}
+
+/** The object id a ref holds (following symbolic refs), or null if it does not exist. */
+export function readRef(gitDir: string, ref: string, depth = 0): string | null {
+  let text: string
+  try {
+    text = fs.readFileSync(path.join(gitDir, ref), 'utf8').trim()
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return packedRef(gitDir, ref)
+    throw e
+  }
+  if (text.startsWith('ref: ')) return depth < 5 ? readRef(gitDir, text.slice(5).trim(), depth + 1) : null
+  return OID_RE.test(text) ? text : null
+}
+
+/**
+ * Move `ref` to `next` if it holds `expected` (null: if it does not exist). False, with
+ * nothing changed, when it holds something else or another writer holds its lock.
+ */
+export async function casRefFile(gitDir: string, ref: string, next: string, expected: string | null): Promise<boolean> {
+  if (!isPlainRef(ref) || !OID_RE.test(next)) throw new Error(`refusing to update ref ${ref} to ${next}`)
+  const file = path.join(gitDir, ref)
+  const lock = `${file}.lock`
+  let fd: number
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fd = fs.openSync(lock, 'wx', 0o644)
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    // held by another writer, or a file/directory clash with an existing ref
+    if (code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR') return false
+    throw e
+  }
+  let open = true
+  let done = false
+  try {
+    if (readRef(gitDir, ref) !== expected) return false
+    const buf = Buffer.from(`${next}\n`, 'latin1')
+    let off = 0
+    while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off)
+    await fsyncAsync(fd)
+    fs.closeSync(fd)
+    open = false
+    try {
+      fs.renameSync(lock, file)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EISDIR') return false
+      throw e
+    }
+    done = true
+    fsyncDir(path.dirname(file))
+    return true
+  } finally {
+    if (open) fs.closeSync(fd)
+    if (!done) fs.rmSync(lock, { force: true })
+  }
+}
+
+/**
+ * Remove what killed processes left in a repository the server owns: `*.lock` files
+ * (HEAD.lock, packed-refs.lock, refs/.../x.lock), which would otherwise refuse every
+ * later update of that ref, and temporary object/pack files. Only safe while no other
+ * process works in the repository: call it at start-up, under the data directory lock.
+ */
+export function settleRepository(gitDir: string): string[] {
+  const removed: string[] = []
+  const rm = (f: string): void => {
+    try {
+      fs.rmSync(f, { force: true })
+      removed.push(path.relative(gitDir, f))
+    } catch {
+      // left for the operator; the next operation on it reports the lock
+    }
+  }
+  const list = (d: string): fs.Dirent[] => {
+    try {
+      return fs.readdirSync(d, { withFileTypes: true })
+    } catch {
+      return []
+    }
+  }
+  for (const e of list(gitDir)) if (e.isFile() && e.name.endsWith('.lock')) rm(path.join(gitDir, e.name))
+  const walk = (d: string): void => {
+    for (const e of list(d)) {
+      const f = path.join(d, e.name)
+      if (e.isDirectory()) walk(f)
+      else if (e.name.endsWith('.lock')) rm(f)
+    }
+  }
+  walk(path.join(gitDir, 'refs'))
+  const objects = path.join(gitDir, 'objects')
+  for (const e of list(objects)) {
+    if (!e.isDirectory()) continue
+    if (/^[0-9a-f]{2}$/.test(e.name)) {
+      for (const f of list(path.join(objects, e.name)))
+        if (f.name.startsWith(TMP_PREFIX)) rm(path.join(objects, e.name, f.name))
+    } else if (e.name === 'pack') {
+      for (const f of list(path.join(objects, 'pack')))
+        if (f.name.startsWith('tmp_')) rm(path.join(objects, 'pack', f.name))
+    }
+  }
+  return removed
+}
