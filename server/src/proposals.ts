@@ -109,19 +109,12 @@ export async function createProposal(
       updated_at: now,
     }
     if (body.task !== undefined) p.task = body.task
-    const record = (): Op[] => {
-      // Re-read the workspace: writes may have landed while the commit was built.
-      const wsNow = ctx.store.get('workspaces', ws.id) ?? ws
-      return [
-        { c: 'proposals', k: id, v: p },
-        {
-          c: 'workspaces',
-          k: ws.id,
-          at: ['proposals'],
-          v: wsNow.proposals.includes(id) ? wsNow.proposals : [...wsNow.proposals, id],
-        },
-      ]
-    }
+    // What changes, never a copy of the list: an intent replayed at start-up must not
+    // drop proposals other requests added to the workspace in the meantime.
+    const record = (): Op[] => [
+      { c: 'proposals', k: id, v: p },
+      { c: 'workspaces', k: ws.id, at: ['proposals'], add: id },
+    ]
     if (!(await casWithIntent(ctx, repo, refOf(id), head, null, 'exact', record)))
       throw conflict('proposal ref already exists', { ref: refOf(id) })
     return p
@@ -193,19 +186,13 @@ export async function reviseProposal(
     }
     const record = (): Op[] => {
       const at = (field: keyof ProposalRec, v: unknown): Op => ({ c: 'proposals', k: id, at: [field], v })
-      const wsNow = ctx.store.get('workspaces', ws.id) ?? ws
       return [
         at('head', head),
         at('base', ws.base),
         at('workspace', ws.id),
-        at('revisions', next.revisions),
+        { c: 'proposals', k: id, at: ['revisions'], add: rev },
         at('updated_at', now),
-        {
-          c: 'workspaces',
-          k: ws.id,
-          at: ['proposals'],
-          v: wsNow.proposals.includes(id) ? wsNow.proposals : [...wsNow.proposals, id],
-        },
+        { c: 'workspaces', k: ws.id, at: ['proposals'], add: id },
       ]
     }
     if (!(await casWithIntent(ctx, repo, refOf(id), head, p.head, 'exact', record)))
