@@ -33,6 +33,10 @@ export interface StartOptions {
   args?: readonly string[]
   /** Added to a minimal environment (PATH, HOME); the parent's AG_MCP_* never leak in. */
   env?: Record<string, string>
+  /** The program and its leading arguments (default: this node, dist/ag-mcp.mjs): e.g. an installed bin. */
+  command?: readonly string[]
+  /** Replaces the minimal environment instead of adding to it (e.g. a PATH without node). */
+  exactEnv?: boolean
 }
 
 export interface RequestOptions {
@@ -81,12 +85,11 @@ export class McpProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 
   constructor(opts: StartOptions = {}) {
-    const env: Record<string, string> = {
-      PATH: process.env['PATH'] ?? '',
-      HOME: process.env['HOME'] ?? '/tmp',
-      ...opts.env,
-    }
-    this.child = spawn(process.execPath, [BINARY, ...(opts.args ?? [])], {
+    const env: Record<string, string> = opts.exactEnv
+      ? { ...opts.env }
+      : { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...opts.env }
+    const [program, ...leading] = opts.command ?? [process.execPath, BINARY]
+    this.child = spawn(program as string, [...leading, ...(opts.args ?? [])], {
       env,
       cwd: REPO_ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
