@@ -1,12 +1,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import yargs, { type Argv } from 'yargs'
-import { acquireLock, initDataDir, isDataDir, updateLock, writeSecret, type LockInfo } from './datadir.ts'
+import { acquireLock, initDataDir, isDataDir, prepareSecret, updateLock, type LockInfo } from './datadir.ts'
 import { adminMint, adminProvenance, adminRevoke, adminSetPolicy, adminSetRole, adminTokens, repoAdd } from './admin.ts'
 import { Store } from './store.ts'
 import { startServer } from './http.ts'
 import { AgwpError } from './errors.ts'
-import { parseDuration } from './util.ts'
+import { closest, parseDuration } from './util.ts'
 import { ROLES, SCOPES, type Policy, type Role, type Scope } from './types.ts'
 import { validateBody } from './validate.ts'
 import { RepoRegistry } from './repos.ts'
@@ -118,6 +118,36 @@ function parseListen(s: string): { host: string; port: number } {
   return { host: (m[1] ?? '').replace(/^\[|\]$/g, ''), port: Number(m[2]) }
 }
 
+const NO_COMMAND = 'name a command: see the usage above'
+
+/** What `.fail` gets as its third argument: yargs' usage printer, not the instance. */
+interface UsagePrinter {
+  showHelp(print: (s: string) => void): void
+}
+
+/**
+ * yargs' own usage messages, made to say what to do: no command prints the usage first; a flag the
+ * command does not know is named with the nearest one it does (also when yargs complains first
+ * about a missing required flag, which is usually the misspelt one).
+ */
+function explainUsage(msg: string, usage: UsagePrinter, argv: readonly string[], known: readonly string[]): string {
+  if (msg === NO_COMMAND || msg.startsWith('Not enough non-option arguments')) {
+    usage.showHelp((s) => process.stderr.write(`${s}\n\n`))
+    return NO_COMMAND
+  }
+  const unknown = argv
+    .filter((a) => a.startsWith('--') && a.length > 2)
+    .map((a) => a.slice(2).split('=')[0] ?? '')
+    .filter((n) => !known.includes(n) && !(n.startsWith('no-') && known.includes(n.slice(3))))
+  if (unknown.length === 0) return msg
+  return unknown
+    .map((name) => {
+      const near = closest(name, known)
+      return `unknown flag --${name}${near ? ` (did you mean --${near}?)` : ' (see --help)'}`
+    })
+    .join('; ')
+}
+
 const dataOpt = {
   type: 'string',
   describe: 'data directory (default: $AG_SERVER_DATA)',
@@ -132,7 +162,7 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
   const cli = yargs(argv)
     .scriptName('ag-server')
     .strict()
-    .demandCommand(1)
+    .demandCommand(1, NO_COMMAND)
     .recommendCommands()
     .command(
       'init <dir>',
@@ -170,7 +200,7 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
             out(`repository ${String(a['name'])} added`)
           },
         )
-        .demandCommand(1),
+        .demandCommand(1, NO_COMMAND),
     )
     .command('token <action>', 'mint, revoke or list tokens', (y: Argv) =>
       y
@@ -196,8 +226,25 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
               ...(a['label'] ? { label: String(a['label']) } : {}),
             }
             validateBody('AdminTokenMintRequest', body)
-            const { token, info } = await withAdmin(dir, (adm) => adm.mint(body))
-            writeSecret(String(a['out']), token)
+            const file = String(a['out'])
+            // The destination is checked and reserved before minting, and a token whose secret could
+            // still not be written is revoked: no live token is left that nobody holds.
+            const pending = prepareSecret(file, `--out ${file}`)
+            const { info } = await withAdmin(dir, async (adm) => {
+              const minted = await adm.mint(body)
+              try {
+                pending.commit(minted.token)
+              } catch (e) {
+                const id = String(minted.info['id'])
+                const why = (e as Error).message
+                const revoked = await adm.revoke(id).then(
+                  () => `token ${id} was revoked, so none is live without its secret`,
+                  (r: unknown) => `revoking token ${id} failed too (${String(r)}): run ag-server token revoke ${id}`,
+                )
+                throw new Error(`--out ${file}: the token could not be written (${why}); ${revoked}`)
+              }
+              return minted
+            }).finally(() => pending.abort())
             out(
               `minted ${String(info['id'])} for ${body.principal} (expires ${String(info['expires_at'])}); token written to ${String(a['out'])}`,
             )
@@ -220,7 +267,7 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
             out(JSON.stringify(await withAdmin(need(a['data'] as string | undefined), (adm) => adm.tokens()), null, 2))
           },
         )
-        .demandCommand(1),
+        .demandCommand(1, NO_COMMAND),
     )
     .command(
       'role set',
@@ -350,9 +397,12 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
         await new Promise<never>(() => undefined)
       },
     )
-    .fail((msg, err) => {
+    .fail((msg, err, usage: UsagePrinter) => {
       if (err) throw err
-      process.stderr.write(`ag-server: ${msg}\n`)
+      // At failure yargs holds the options of the command that failed.
+      // getOptions() exists at run time but is missing from @types/yargs.
+      const known = Object.keys((cli as unknown as { getOptions(): { key: object } }).getOptions().key)
+      process.stderr.write(`ag-server: ${explainUsage(msg, usage, argv, known)}\n`)
       process.exit(2)
     })
     .help()

@@ -40,16 +40,63 @@ export function initDataDir(dir: string): { adminTokenFile: string } {
 
 /** Write a secret to a file that only the owner can read (created 0600, never widened). */
 export function writeSecret(file: string, secret: string): void {
+  prepareSecret(file, file).commit(secret)
+}
+
+/** A destination reserved for a secret that does not exist yet (see prepareSecret). */
+export interface PendingSecret {
+  /** Writes the secret (mode 0600, fsynced) and moves it into place. */
+  commit(secret: string): void
+  /** Drops the reservation; nothing after commit. */
+  abort(): void
+}
+
+/**
+ * Reserves `file` before the secret is made: the folder must exist and take a new 0600 file, so a
+ * caller that mints a token only afterwards cannot lose the secret to a bad path. `what` names
+ * the destination in errors (e.g. the flag that gave it).
+ */
+export function prepareSecret(file: string, what: string): PendingSecret {
+  const dir = path.dirname(path.resolve(file))
+  const dirStat = fs.statSync(dir, { throwIfNoEntry: false })
+  if (!dirStat)
+    throw new Error(`${what}: the folder ${dir} does not exist; create it (mkdir -p ${dir}) or name another file`)
+  if (!dirStat.isDirectory()) throw new Error(`${what}: ${dir} is not a folder; name a file in a folder`)
+  if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory())
+    throw new Error(`${what} is a directory; name the file to write the secret to`)
   const tmp = `${file}.tmp-${process.pid}`
-  const fd = fs.openSync(tmp, 'w', 0o600)
+  let fd: number | undefined
   try {
-    fs.fchmodSync(fd, 0o600)
-    fs.writeSync(fd, secret + '\n')
-    fs.fsyncSync(fd)
-  } finally {
-    fs.closeSync(fd)
+    fd = fs.openSync(tmp, 'wx', 0o600)
+  } catch (e) {
+    throw new Error(`${what}: cannot create a file in ${dir} (${(e as NodeJS.ErrnoException).code ?? String(e)})`)
   }
-  fs.renameSync(tmp, file)
+  const close = (): void => {
+    if (fd !== undefined) fs.closeSync(fd)
+    fd = undefined
+  }
+  let done = false
+  return {
+    commit(secret) {
+      try {
+        fs.fchmodSync(fd as number, 0o600)
+        fs.writeSync(fd as number, `${secret}\n`)
+        fs.fsyncSync(fd as number)
+        close()
+        fs.renameSync(tmp, file)
+        done = true
+      } catch (e) {
+        this.abort()
+        throw e
+      }
+    },
+    abort() {
+      if (done) return
+      done = true
+      close()
+      fs.rmSync(tmp, { force: true })
+    },
+  }
 }
 
 export interface LockInfo {
