@@ -1,0 +1,51 @@
+// Location validation, AGIT's rule made exact: the file must exist, and its real path (`..`
+// and symlinks resolved) must lie inside the repository's real root, compared per path segment.
+import { realpath } from 'node:fs/promises'
+import { isAbsolute, join, relative, sep } from 'node:path'
+
+export type LocationCheck = { ok: true } | { ok: false; error: string }
+
+export async function checkLocation(root: string, file: string): Promise<LocationCheck> {
+  const realRoot = await realpath(root)
+  const target = isAbsolute(file) ? file : join(root, file)
+  let real: string
+  try {
+    real = await realpath(target)
+  } catch {
+    return {
+      ok: false,
+      error: `File '${file}' does not exist in repository (${realRoot}). Only existing files can be referenced in location metadata.`,
+    }
+  }
+  if (!inside(realRoot, real))
+    return {
+      ok: false,
+      error: `⛔ SECURITY VIOLATION: Path '${file}' is outside repository scope (${realRoot}). Agit is a single-repo tool. Switch to the correct directory to log context for external files.`,
+    }
+  return { ok: true }
+}
+
+/** `child` is `parent` or below it (separator-aware: /repo-evil is not inside /repo). */
+export function inside(parent: string, child: string): boolean {
+  const rel = relative(parent, child)
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
+}
+
+/** `repo_path` names this repository (same real path; a subdirectory or another repo does not). */
+export async function sameRepository(
+  root: string,
+  repoPath: string,
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const realRoot = await realpath(root)
+  let target: string
+  try {
+    target = await realpath(repoPath)
+  } catch {
+    return { ok: false, error: `Target repository '${repoPath}' does not exist or is not accessible` }
+  }
+  if (target === realRoot) return { ok: true }
+  return {
+    ok: false,
+    error: `Repository mismatch: entries target '${repoPath}' but current repo is '${realRoot}'.\nUse \`cd\` to switch to the target repository, or omit repo_path to log to current repo.`,
+  }
+}

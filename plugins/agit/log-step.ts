@@ -1,0 +1,166 @@
+// agit_log_step: AGIT's parameters, rules and texts (batch preferred, single mode deprecated),
+// with two repairs: nothing is written when the call fails, and all accepted entries go in one
+// locked append (several processes may log at once).
+import type { Entry, Location } from './entry.ts'
+import { checkLocation, sameRepository } from './locations.ts'
+import type { AgitRepo } from './repo.ts'
+import { NOT_INITIALIZED } from './repo.ts'
+import { truncateChars } from './text.ts'
+import type { ToolText } from './tool-text.ts'
+
+export interface LocationArg {
+  file: string
+  start_line?: number
+  end_line?: number
+}
+
+export interface EntryArg {
+  role: string
+  category: string
+  content: string
+  locations?: LocationArg[]
+  file_path?: string
+  line_number?: number
+}
+
+export interface LogStepArgs extends Partial<EntryArg> {
+  batch?: EntryArg[]
+  repo_path?: string
+}
+
+const SINGLE_REPO = 'Agit is a single-repo tool.'
+const MCP_CATEGORIES = ['intent', 'reasoning', 'error']
+
+const plural = (n: number, one: string, many: string) => (n === 1 ? one : many)
+
+export async function logStep(
+  repo: AgitRepo,
+  args: LogStepArgs,
+  now = () => Math.floor(Date.now() / 1000),
+): Promise<ToolText> {
+  if (!repo.initialized) return { text: NOT_INITIALIZED, isError: true }
+  if (args.repo_path !== undefined) {
+    const same = await sameRepository(repo.root, args.repo_path)
+    if (!same.ok) return { text: same.error, isError: true }
+  }
+  await repo.ensureSync().catch(() => {}) // AGIT: a failed sync only warns
+  if (args.batch !== undefined) return logBatch(repo, args.batch, now)
+  if (args.role !== undefined && args.category !== undefined && args.content !== undefined)
+    return logSingle(repo, args as EntryArg, now)
+  return { text: "Invalid parameters: provide either 'batch' array or 'role', 'category', 'content'", isError: true }
+}
+
+async function validLocations(root: string, locs: readonly LocationArg[]) {
+  const valid: Location[] = []
+  const invalid: string[] = []
+  for (const l of locs) {
+    const c = await checkLocation(root, l.file)
+    if (c.ok)
+      valid.push({
+        file: l.file,
+        ...(l.start_line !== undefined ? { start_line: l.start_line } : {}),
+        ...(l.end_line !== undefined ? { end_line: l.end_line } : {}),
+      })
+    else invalid.push(`${l.file}: ${c.error}`)
+  }
+  return { valid, invalid }
+}
+
+function entryOf(e: EntryArg, at: number, locations: Location[] | undefined, legacy: boolean): Entry {
+  return {
+    role: e.role.toLowerCase(),
+    category: e.category.toLowerCase(),
+    content: e.content,
+    timestamp: at,
+    ...(locations && locations.length > 0 ? { locations } : {}),
+    ...(legacy && e.file_path !== undefined ? { file_path: e.file_path } : {}),
+    ...(legacy && e.line_number !== undefined ? { line_number: e.line_number } : {}),
+  }
+}
+
+async function logBatch(repo: AgitRepo, batch: readonly EntryArg[], now: () => number): Promise<ToolText> {
+  if (batch.length === 0) return { text: 'No entries to log' }
+  const accepted: Entry[] = []
+  const errors: string[] = []
+  const skipped: string[] = []
+  let rejected = 0
+  for (const e of batch) {
+    let locations: Location[] | undefined
+    let legacy = false
+    if (e.locations !== undefined) {
+      const { valid, invalid } = await validLocations(repo.root, e.locations)
+      skipped.push(...invalid)
+      if (e.locations.length > 0 && valid.length === 0) {
+        rejected++
+        continue
+      }
+      locations = valid
+    } else if (e.file_path !== undefined) {
+      const c = await checkLocation(repo.root, e.file_path)
+      if (!c.ok) {
+        skipped.push(`${e.file_path}: ${c.error}`)
+        continue
+      }
+      legacy = true
+    }
+    if (!['user', 'ai'].includes(e.role.toLowerCase())) {
+      errors.push(`Invalid role '${e.role}'`)
+      continue
+    }
+    if (!MCP_CATEGORIES.includes(e.category.toLowerCase())) {
+      errors.push(`Invalid category '${e.category}'`)
+      continue
+    }
+    accepted.push(entryOf(e, now(), locations, legacy))
+  }
+  try {
+    await repo.append(accepted)
+  } catch (err) {
+    return { text: `Failed to log: ${(err as Error).message}`, isError: true }
+  }
+  const n = accepted.length
+  const logged = `Logged ${n} ${plural(n, 'entry', 'entries')}`
+  if (rejected > 0 || skipped.length > 0) {
+    const lines: string[] = []
+    if (rejected > 0)
+      lines.push(
+        `⛔ ${rejected} ${plural(rejected, 'entry', 'entries')} rejected (all locations outside repository scope)`,
+      )
+    if (skipped.length > 0) {
+      lines.push(`⚠️ ${skipped.length} ${plural(skipped.length, 'location', 'locations')} skipped:`)
+      for (const s of skipped) lines.push(`  - ${s}`)
+    }
+    const message = `${lines.join('\n')}\n\n${SINGLE_REPO} Use \`cd\` to switch to the correct repository before logging context for those files.`
+    if (n === 0 && errors.length === 0) return { text: message, isError: true }
+    const errs = errors.length > 0 ? ` ${errors.length} errors: ${errors.join('; ')}` : ''
+    return { text: `${logged}.${errs}\n${message}` }
+  }
+  if (errors.length === 0) return { text: logged }
+  if (n > 0) return { text: `${logged} with ${errors.length} errors: ${errors.join('; ')}` }
+  return { text: `All entries failed: ${errors.join('; ')}`, isError: true }
+}
+
+async function logSingle(repo: AgitRepo, e: EntryArg, now: () => number): Promise<ToolText> {
+  let locations: Location[] | undefined
+  let legacy = false
+  if (e.locations !== undefined) {
+    const { valid, invalid } = await validLocations(repo.root, e.locations)
+    if (e.locations.length > 0 && valid.length === 0)
+      return { text: `⛔ All paths rejected:\n${invalid.join('\n')}\n\n${SINGLE_REPO}`, isError: true }
+    locations = valid
+  } else if (e.file_path !== undefined) {
+    const c = await checkLocation(repo.root, e.file_path)
+    if (!c.ok) return { text: `⛔ Path rejected: ${c.error}\n\n${SINGLE_REPO}`, isError: true }
+    legacy = true
+  }
+  if (!['user', 'ai'].includes(e.role.toLowerCase()))
+    return { text: `Invalid role '${e.role}'. Must be 'user' or 'ai'`, isError: true }
+  if (!MCP_CATEGORIES.includes(e.category.toLowerCase()))
+    return { text: `Invalid category '${e.category}'. Must be 'intent', 'reasoning', or 'error'`, isError: true }
+  try {
+    await repo.append([entryOf(e, now(), locations, legacy)])
+  } catch (err) {
+    return { text: `Failed to log step: ${(err as Error).message}`, isError: true }
+  }
+  return { text: `Logged: [${e.role}/${e.category}] ${truncateChars(e.content, 50)}` }
+}
