@@ -2,13 +2,27 @@
 // loaded on its first call; build.mjs turns every dynamic import into a chunk that is not parsed
 // at start). The ESM binary (bin/ag-mcp.ts) and the standalone executable's CommonJS entry
 // (bin/ag-mcp-exe.ts) both call it, so they cannot drift.
+import { resolve } from 'node:path'
 import { serveStdio } from '../core/src/serve.ts'
 import { manifests } from '../generated/manifests.js'
 import type { Plugin } from '../core/src/plugin-api.ts'
 
 declare const AG_MCP_VERSION: string
 
-export function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  // `ag-mcp agit …` is the thought log's command line (and what its git hooks run), not a server.
+  if (argv[0] === 'agit') {
+    const { main } = await import('../plugins/agit/cli.ts')
+    const script = process.argv[1]
+    // The hooks run this same ag-mcp: node and the script (the ESM binary), or the executable alone.
+    const self = script && /\.[cm]?js$/.test(script) ? [process.execPath, resolve(script)] : [process.execPath]
+    return main(argv.slice(1), {
+      out: (l) => process.stdout.write(`${l}\n`),
+      err: (l) => process.stderr.write(`${l}\n`),
+      cwd: process.cwd(),
+      self,
+    })
+  }
   return serveStdio({
     name: 'ag-mcp',
     title: 'ag-mcp: AgentGit for coding agents',

@@ -12,6 +12,7 @@ import { git, gitOut } from './git.ts'
 import type { NeuralCommit, WalkedCommit } from './objects.ts'
 import {
   ObjectReader,
+  REF_PREFIX,
   ROADMAP_PLACEHOLDER,
   encodeBlob,
   encodeNeuralCommit,
@@ -195,7 +196,10 @@ export class AgitRepo {
             return { from: tip, to: c.id }
           }
         }
-        return undefined
+        // None of the branch's neural commits is in history any more (the only commit was
+        // amended): the branch starts afresh; the objects stay in git's database.
+        await git(this.root, ['update-ref', '-d', `${REF_PREFIX}${branch}`, tip])
+        return { from: tip, to: undefined }
       } finally {
         reader.close()
       }
@@ -254,6 +258,7 @@ export class AgitRepo {
    * (AGIT's own hook may have run first).
    */
   async linkPending(gitHash: string, o: { only?: (e: Entry) => boolean } = {}): Promise<LinkResult | undefined> {
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(gitHash)) throw new Error(`not a full git commit id: ${gitHash}`)
     return withLock(this.dir, async () => {
       const p = await this.pending()
       const taken = o.only ? p.entries.filter(o.only) : p.entries

@@ -1,0 +1,275 @@
+// `ag-mcp agit …`: the thought log for people. Concise text by default, `--json` for scripts.
+//   init [--write] [--no-hooks]   hooks install|uninstall|status   sync [--hook <name>] [--quiet]
+//   record <message> [--ai] [--intent] [-f file] [-l line]   status   log [-n N]   show [git-hash] [-t]
+//   search <query> [-l N]
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import type { Entry } from './entry.ts'
+import { writeAtomic } from './files.ts'
+import { gitOut, topLevel } from './git.ts'
+import { hookStatus, installHooks, uninstallHooks } from './hooks.ts'
+import { checkLocation } from './locations.ts'
+import { decodeBlob } from './objects.ts'
+import { AgitRepo } from './repo.ts'
+import { ThoughtSearch } from './search.ts'
+import { describeSync, syncHook } from './sync.ts'
+import { utcDateTime } from './text.ts'
+
+export interface CliIo {
+  out(line: string): void
+  err(line: string): void
+  cwd: string
+  /** argv that runs ag-mcp itself (absolute node and script paths), written into hooks. */
+  self: readonly string[]
+}
+
+const USAGE = `usage: ag-mcp agit <command>
+  init [--write] [--no-hooks]      create .agit/ and install git hooks; --write also adds MCP configs and CLAUDE.md rules
+  hooks install|uninstall|status   manage ag-mcp's git hook blocks (AGIT's own blocks are left alone)
+  sync [--hook <name>] [--quiet]   what a git hook runs: link thoughts to commits, follow branches
+  record <message> [--ai] [--intent] [-f <file>] [-l <line>]
+  status | log [-n <count>] | show [<git-hash>] [-t] | search <query> [-l <limit>]
+common: --root <dir> (default: the git top level of the working directory), --json`
+
+class UsageError extends Error {}
+
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const [cmd, ...rest] = argv
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        root: { type: 'string' },
+        json: { type: 'boolean' },
+        write: { type: 'boolean' },
+        'no-hooks': { type: 'boolean' },
+        hook: { type: 'string' },
+        quiet: { type: 'boolean' },
+        ai: { type: 'boolean', short: 'a' },
+        intent: { type: 'boolean', short: 'i' },
+        file: { type: 'string', short: 'f' },
+        line: { type: 'string', short: 'l' },
+        count: { type: 'string', short: 'n' },
+        trace: { type: 'boolean', short: 't' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
+    if (!cmd || cmd === 'help' || values.help) {
+      io.out(USAGE)
+      return cmd ? 0 : 2
+    }
+    const root = values.root ? resolve(io.cwd, values.root) : await topLevel(io.cwd)
+    if (!root || !(await topLevel(root))) {
+      if (cmd === 'sync') return 0 // a hook outside a repository: nothing to do, never fail git
+      io.err("Not a git repository. Run 'git init' first.")
+      return 1
+    }
+    const repo = new AgitRepo(root)
+    const json = (v: unknown) => io.out(JSON.stringify(v, null, 2))
+    const needInit = () => {
+      if (!repo.initialized) throw new UsageError("AGIT not initialized. Run 'ag-mcp agit init' first.")
+    }
+    switch (cmd) {
+      case 'init': {
+        const fresh = !repo.initialized
+        await repo.init()
+        await excludeAgit(root)
+        const hooks = values['no-hooks'] ? [] : await installHooks(root, io.self)
+        const files = await hostFiles(root, io.self, values.write === true)
+        if (values.json) json({ root, created: fresh, hooks, files })
+        else {
+          io.out(fresh ? `Initialized .agit/ in ${root}` : `.agit/ already exists in ${root}; kept`)
+          for (const h of hooks) io.out(`hook ${h.hook}: ${h.action}`)
+          for (const f of files) io.out(`${f.path}: ${f.action}`)
+          if (!values.write && files.some((f) => f.action === 'would create'))
+            io.out('(dry run: pass --write to create the files marked "would create")')
+        }
+        return 0
+      }
+      case 'hooks': {
+        const sub = positionals[0]
+        const r =
+          sub === 'install'
+            ? await installHooks(root, io.self)
+            : sub === 'uninstall'
+              ? await uninstallHooks(root)
+              : sub === 'status'
+                ? await hookStatus(root)
+                : undefined
+        if (!r) throw new UsageError('hooks needs install, uninstall or status')
+        if (values.json) json(r)
+        else
+          for (const h of r)
+            io.out(
+              'action' in h
+                ? `${h.hook}: ${h.action}`
+                : `${h.hook}: ag-mcp ${h.ours ? 'yes' : 'no'}, AGIT ${h.agit ? 'yes' : 'no'}`,
+            )
+        return 0
+      }
+      case 'sync': {
+        const report = await syncHook(repo, values.hook)
+        if (values.json) json(report)
+        else if (!values.quiet) for (const l of describeSync(report)) io.out(l)
+        return 0
+      }
+      case 'record': {
+        needInit()
+        const message = positionals.join(' ')
+        if (!message) throw new UsageError('record needs a message')
+        const entry: Entry = {
+          role: values.ai ? 'ai' : 'user',
+          category: values.intent ? 'intent' : values.ai ? 'reasoning' : 'note',
+          content: message,
+          timestamp: Math.floor(Date.now() / 1000),
+        }
+        if (values.file !== undefined) {
+          const c = await checkLocation(root, values.file)
+          if (!c.ok) throw new UsageError(c.error)
+          const line = values.line !== undefined ? Number(values.line) : undefined
+          if (line !== undefined && !(Number.isInteger(line) && line > 0))
+            throw new UsageError('--line must be a positive integer')
+          entry.locations = [{ file: values.file, ...(line !== undefined ? { start_line: line } : {}) }]
+        }
+        await repo.ensureSync().catch(() => {})
+        await repo.append([entry])
+        if (values.json) json(entry)
+        else io.out(`Recorded ${entry.role} ${entry.category} to staging area`)
+        return 0
+      }
+      case 'status': {
+        needInit()
+        await repo.ensureSync().catch(() => {})
+        await repo.snapBack().catch(() => {})
+        const staged = await repo.readStaged()
+        const index = await repo.readIndex()
+        const branch = (await repo.head()) ?? 'main'
+        const malformed = [...(staged?.malformed ?? []), ...index.malformed]
+        if (values.json)
+          json({
+            branch,
+            staged: staged?.entries.length ?? 0,
+            pending: index.entries.length,
+            malformed,
+            entries: index.entries,
+          })
+        else {
+          io.out(`On branch ${branch}`)
+          if (staged) io.out(`Staged context: ${staged.entries.length} thought(s) ready for commit`)
+          io.out(index.entries.length > 0 ? `Pending thoughts: ${index.entries.length}` : 'No pending thoughts.')
+          for (const m of index.malformed)
+            io.out(`warning: .agit/index line ${m.line} is malformed (skipped): ${m.reason}`)
+        }
+        return 0
+      }
+      case 'log': {
+        needInit()
+        await repo.snapBack().catch(() => {})
+        const n = values.count !== undefined ? Number(values.count) : 10
+        if (!(Number.isInteger(n) && n > 0)) throw new UsageError('-n must be a positive integer')
+        const commits = await repo.history(undefined, n)
+        const branch = (await repo.head()) ?? 'main'
+        if (values.json) json(commits.map((c) => ({ neural: c.id, ...c.commit })))
+        else if (commits.length === 0) io.out(`No neural commits yet on branch '${branch}'.`)
+        else
+          io.out(
+            commits
+              .map(
+                (c) =>
+                  `commit ${c.id.slice(0, 7)} (git: ${c.commit.git_hash})\nAuthor: ${c.commit.author}\nDate:   ${utcDateTime(c.commit.created_at)}\n\n    ${c.commit.summary}`,
+              )
+              .join('\n\n'),
+          )
+        return 0
+      }
+      case 'show': {
+        needInit()
+        const want = positionals[0]
+        const commits = await repo.history(undefined, 10_000)
+        const c = want ? commits.find((x) => x.commit.git_hash.startsWith(want) || x.id.startsWith(want)) : commits[0]
+        if (!c) throw new UsageError(want ? `No neural commit for '${want}'` : 'No neural commits yet.')
+        const raw = values.trace ? await repo.readObject(c.commit.trace_hash) : null
+        const trace = raw ? decodeBlob(raw).content : undefined
+        if (values.json) json({ neural: c.id, ...c.commit, ...(trace !== undefined ? { trace } : {}) })
+        else {
+          io.out(`Neural Commit: ${c.id}\nGit Commit:    ${c.commit.git_hash}\nAuthor:        ${c.commit.author}`)
+          io.out(`Date:          ${utcDateTime(c.commit.created_at)}\nSummary:       ${c.commit.summary}`)
+          if (trace !== undefined) io.out(`\nTrace:\n${trace}`)
+        }
+        return 0
+      }
+      case 'search': {
+        needInit()
+        const q = positionals.join(' ')
+        if (!q) throw new UsageError('search needs a query')
+        const limit = values.line !== undefined ? Number(values.line) : 5
+        if (!(Number.isInteger(limit) && limit > 0)) throw new UsageError('-l must be a positive integer')
+        const hits = await new ThoughtSearch(repo).search(q, Math.min(limit, 50))
+        if (values.json) json(hits)
+        else if (hits.length === 0) io.out('No relevant context found.')
+        else
+          for (const h of hits)
+            io.out(`[${h.category}] (score: ${h.score.toFixed(2)})${h.pending ? ' (pending)' : ''} ${h.content}`)
+        return 0
+      }
+      default:
+        throw new UsageError(`unknown command '${cmd}'`)
+    }
+  } catch (e) {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`ag-mcp agit: ${(e as Error).message}`)
+      if (!(e instanceof UsageError)) io.err(USAGE)
+      return 2
+    }
+    io.err(`ag-mcp agit: ${(e as Error).message}`)
+    return 1
+  }
+}
+
+/** .agit/ stays out of `git status` through .git/info/exclude: no file of the user's is touched. */
+async function excludeAgit(root: string): Promise<void> {
+  const path = await gitOut(root, ['rev-parse', '--git-path', 'info/exclude'])
+  const abs = resolve(root, path)
+  const text = await readFile(abs, 'utf8').catch(() => '')
+  if (text.split('\n').includes('.agit/')) return
+  await mkdir(dirname(abs), { recursive: true })
+  await writeAtomic(abs, `${text}${text && !text.endsWith('\n') ? '\n' : ''}.agit/\n`)
+}
+
+const RULES = `# SYSTEM POLICY: AGIT MEMORY
+
+<system_protocol>
+  <rule id="BATCH_LOGGING">At the end of a task, call agit_log_step once with a \`batch\` of entries (the user's intent, your reasoning) and \`locations\` for the files you changed.</rule>
+  <rule id="RETRIEVAL_VERIFICATION">When asked why something is the way it is, call agit_get_relevant_context first.</rule>
+  <rule id="CONTEXT_INJECTION">Before writing to a non-empty file, call agit_get_file_history(filepath=...) and respect earlier decisions.</rule>
+</system_protocol>
+`
+
+/** Host configs and editor rules: each created only if absent, and only with --write. */
+async function hostFiles(root: string, self: readonly string[], write: boolean) {
+  const [command, ...args] = self
+  const server = { command, args: [...args] }
+  const files: Array<{ path: string; text: string }> = [
+    { path: '.mcp.json', text: `${JSON.stringify({ mcpServers: { 'ag-mcp': server } }, null, 2)}\n` },
+    { path: '.cursor/mcp.json', text: `${JSON.stringify({ mcpServers: { 'ag-mcp': server } }, null, 2)}\n` },
+    { path: '.vscode/mcp.json', text: `${JSON.stringify({ servers: { 'ag-mcp': server } }, null, 2)}\n` },
+    { path: 'CLAUDE.md', text: RULES },
+  ]
+  const out: Array<{ path: string; action: 'created' | 'would create' | 'exists, left alone' }> = []
+  for (const f of files) {
+    const abs = join(root, f.path)
+    if (existsSync(abs)) out.push({ path: f.path, action: 'exists, left alone' })
+    else if (!write) out.push({ path: f.path, action: 'would create' })
+    else {
+      await mkdir(dirname(abs), { recursive: true })
+      // 'wx': created only if still absent at the moment of writing (never replaces a user's file).
+      await writeFile(abs, f.text, { flag: 'wx' })
+      out.push({ path: f.path, action: 'created' })
+    }
+  }
+  return out
+}
