@@ -13,6 +13,7 @@ import { RepoRegistry } from './repos.ts'
 import { KeyedMutex } from './mutex.ts'
 import { GitError } from './git.ts'
 import { settleAtStartup } from './intents.ts'
+import { tuneConnections } from './connections.ts'
 
 export const PREFIX = '/agwp/v1'
 
@@ -59,9 +60,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
     })
   })
-  server.requestTimeout = opts.requestTimeoutMs ?? 60_000
-  server.headersTimeout = 20_000
-  server.keepAliveTimeout = 5_000
+  tuneConnections(server, opts.requestTimeoutMs ?? 60_000)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(opts.port ?? 7420, opts.host ?? '127.0.0.1', () => resolve())
