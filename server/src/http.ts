@@ -14,6 +14,7 @@ import { KeyedMutex } from './mutex.ts'
 import { GitError } from './git.ts'
 import { settleAtStartup } from './intents.ts'
 import { tuneConnections } from './connections.ts'
+import { IdempotencyKeys, checkKey, fingerprint } from './idempotency.ts'
 
 export const PREFIX = '/agwp/v1'
 
@@ -53,9 +54,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   registerAdminRoutes(router)
   const limiter = new RateLimiter(opts.rate ?? 50, opts.burst ?? 200)
   const log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
+  const keys = new IdempotencyKeys(store)
 
   const server = http.createServer((req, res) => {
-    handle(ctx, router, limiter, log, req, res).catch((e: unknown) => {
+    handle({ ctx, router, limiter, keys, log }, req, res).catch((e: unknown) => {
       log(`ag-server: unhandled ${String(e)}`)
       if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
     })
@@ -106,14 +108,16 @@ async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer>
   return Buffer.concat(chunks)
 }
 
-async function handle(
-  ctx: Ctx,
-  router: Router,
-  limiter: RateLimiter,
-  log: (m: string) => void,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-): Promise<void> {
+interface Served {
+  ctx: Ctx
+  router: Router
+  limiter: RateLimiter
+  keys: IdempotencyKeys
+  log: (m: string) => void
+}
+
+async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const { ctx, router, limiter, keys, log } = sv
   try {
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (!url.pathname.startsWith(PREFIX + '/'))
@@ -130,9 +134,11 @@ async function handle(
       header(req, 'agwp-repo'),
     )
     limiter.take(caller.token.id)
+    const key = method === 'GET' ? undefined : checkKey(header(req, 'idempotency-key'))
     let body: unknown = undefined
+    let raw: Buffer = Buffer.alloc(0)
     if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
-      const raw = await readBody(req, ctx.limits.maxBodyBytes)
+      raw = await readBody(req, ctx.limits.maxBodyBytes)
       if (raw.length === 0) body = {}
       else {
         const ct = header(req, 'content-type') ?? ''
@@ -148,22 +154,59 @@ async function handle(
     } else {
       req.resume()
     }
-    const out = await m.route.handler({ ctx, caller, params: m.params, query: url.searchParams, body })
-    send(res, out.status ?? 200, out.body)
+    const route = m.route
+    const run = (c: Ctx): Promise<Outcome> =>
+      outcomeOf(log, async () => {
+        const out = await route.handler({ ctx: c, caller, params: m.params, query: url.searchParams, body })
+        return { status: out.status ?? 200, body: out.body }
+      })
+    if (key === undefined) return reply(res, await run(ctx))
+    const fp = fingerprint({
+      method,
+      url: req.url ?? '',
+      run: header(req, 'agwp-run'),
+      repo: header(req, 'agwp-repo'),
+      body: raw,
+    })
+    const b = keys.begin(caller.principal, key, fp)
+    if (b.kind === 'answer') return reply(res, await b.outcome, { 'Idempotent-Replayed': 'true' })
+    let o: Outcome = { status: 500, body: errorBody(new AgwpError('internal', 'internal error')) }
+    try {
+      o = await run({ ...ctx, store: b.store })
+    } finally {
+      // Recorded before the answer leaves, and always: a repeat waiting on it must hear back.
+      o = b.finish(o)
+    }
+    reply(res, o)
+  } catch (e) {
+    reply(res, await outcomeOf(log, () => Promise.reject(e)), tooLargeClose(e, req))
+  }
+}
+
+type Outcome = { status: number; body: unknown; headers?: Record<string, string> }
+
+/** A handler's answer, or its error as the answer a client gets (never internals). */
+async function outcomeOf(log: (m: string) => void, f: () => Promise<Outcome>): Promise<Outcome> {
+  try {
+    return await f()
   } catch (e0) {
     // A full disk anywhere on the write path (journal, object files, git) is the same 507.
     const e = isStorageFull(e0) ? new AgwpError('storage_full', 'the server is out of storage space') : e0
-    if (e instanceof AgwpError) {
-      // For an oversized body: answer, close the connection, discard the rest unread.
-      const extra = e.code === 'too_large' ? { Connection: 'close' } : {}
-      send(res, e.status, errorBody(e), { ...e.headers, ...extra })
-      if (e.code === 'too_large') req.resume()
-      return
-    }
-    // Never leak internals: log server-side, answer with a generic error.
+    if (e instanceof AgwpError) return { status: e.status, body: errorBody(e), headers: e.headers }
     log(`ag-server: ${e instanceof GitError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
-    send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
+    return { status: 500, body: errorBody(new AgwpError('internal', 'internal error')) }
   }
+}
+
+/** For an oversized body: answer, close the connection, discard the rest unread. */
+function tooLargeClose(e: unknown, req: http.IncomingMessage): Record<string, string> {
+  if (!(e instanceof AgwpError) || e.code !== 'too_large') return {}
+  req.resume()
+  return { Connection: 'close' }
+}
+
+function reply(res: http.ServerResponse, o: Outcome, extra: Record<string, string> = {}): void {
+  send(res, o.status, o.body, { ...(o.headers ?? {}), ...extra })
 }
 
 function header(req: http.IncomingMessage, name: string): string | undefined {

@@ -398,5 +398,6 @@ function emptyTables(): Tables {
     leases: new Map(),
     counters: new Map(),
     intents: new Map(),
+    idempotency: new Map(),
   }
 }

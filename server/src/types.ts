@@ -188,6 +188,18 @@ export interface IntentRec {
   created_at: string
 }
 
+/** An Idempotency-Key seen from a principal (see idempotency.ts); keyed by a hash of both. */
+export interface IdempotencyRec {
+  principal: string
+  /** sha256 of method, path and query, AGWP-Run, AGWP-Repo and body bytes */
+  fingerprint: string
+  /** applied: the request changed state and its answer is not (yet) recorded; answered: it is */
+  state: 'applied' | 'answered'
+  status?: number
+  body?: unknown
+  expires_at: string
+}
+
 export interface Collections {
   tokens: TokenRec
   repos: RepoMeta
@@ -199,6 +211,7 @@ export interface Collections {
   leases: LeaseRec
   counters: number
   intents: IntentRec
+  idempotency: IdempotencyRec
 }
 export type CollectionName = keyof Collections
 export const COLLECTIONS: readonly CollectionName[] = [
@@ -212,4 +225,5 @@ export const COLLECTIONS: readonly CollectionName[] = [
   'leases',
   'counters',
   'intents',
+  'idempotency',
 ]
