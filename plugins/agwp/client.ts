@@ -1,7 +1,12 @@
 // The AGWP HTTP client: one got instance per process. Redirects are refused (the bearer token
-// would travel with them), bodies are read with a byte cap, idempotent GETs are retried on
-// 429/502/503/504 (bounded, honouring Retry-After), a 401 re-reads the token and retries once,
-// and the call's AbortSignal destroys the request (and so its socket).
+// would travel with them), bodies are read with a byte cap, a 401 re-reads the token and retries
+// once, and the call's AbortSignal destroys the request (and so its socket).
+// Retries stay within the call's one deadline (--timeout-ms) and are bounded. GETs are retried
+// on 429/502/503/504 (honouring Retry-After) and after a connection error. Every other request
+// carries an Idempotency-Key, fresh per request and the same on each of its attempts, so the
+// server applies it at most once: it is retried after a connection error (a reset, a refused
+// connection: it may or may not have reached the server) and on 502/503.
+import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -27,8 +32,18 @@ export interface AgwpClient {
 }
 
 const RETRY_STATUSES = new Set([429, 502, 503, 504])
+const WRITE_RETRY_STATUSES = new Set([502, 503])
+/** Errors after which the request may or may not have reached the server: worth another attempt. */
+const RETRY_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH'])
 const MAX_RETRIES = 2
 const MAX_RETRY_AFTER_MS = 3000
+/**
+ * How long a pooled socket may stay idle. Node's agent lowers it to the server's
+ * `Keep-Alive: timeout` hint minus 1 s, but only when it has an idle timeout of its own: without
+ * one it keeps sockets forever, and a request written just as the server closes an idle socket
+ * is reset (issue 16). ag-server keeps sockets 65 s, so this leaves a wide margin.
+ */
+const IDLE_SOCKET_MS = 30_000
 
 interface Answer {
   status: number
@@ -51,7 +66,10 @@ export function createClient(env: PluginEnv): AgwpClient {
     // ag-server never compresses; asking for it would only add work per call.
     decompress: false,
     timeout: { connect: upstream.connectTimeoutMs, response: upstream.timeoutMs },
-    agent: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+    agent: {
+      http: new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+      https: new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+    },
     headers: { 'user-agent': 'ag-mcp', accept: 'application/json' },
   })
   return { send: (req, signal) => send(instance, base, upstream, env.tokens, env.log, req, signal) }
@@ -82,16 +100,28 @@ async function send(
   if (token === undefined)
     throw pluginFailure('not_configured', 'no token: start ag-mcp with --token-file or --token-env')
   let refreshed = false
+  // One key for every attempt of this request: the server applies it once whatever reaches it.
+  const key = req.method === 'GET' ? undefined : randomUUID()
+  /** Waits before the next attempt, or throws `otherwise` when the deadline leaves no room for it. */
+  const pause = async (waitMs: number, otherwise: () => unknown): Promise<void> => {
+    if (waitMs >= remaining()) throw otherwise()
+    await sleep(waitMs, undefined, { signal })
+  }
   for (let attempt = 0; ; attempt++) {
     const t0 = performance.now()
     let answer: Answer
     const left = remaining()
     if (left <= 0) throw timedOut()
     try {
-      answer = await once(g, url, req, token, up.maxResponseBytes, signal, left)
+      answer = await once(g, url, req, token, key, up.maxResponseBytes, signal, left)
     } catch (e) {
       if (signal.aborted) throw e
-      throw transportFailure(e, up)
+      const code = (e as { code?: unknown }).code
+      if (typeof code !== 'string' || !RETRY_ERRORS.has(code) || attempt >= MAX_RETRIES) throw transportFailure(e, up)
+      log.debug('upstream connection failed; retrying', { method: req.method, code, attempt })
+      // A reset on a pooled socket is retried at once (on a new one); anything else backs off.
+      await pause(attempt === 0 && code === 'ECONNRESET' ? 0 : 100 * 2 ** attempt, () => transportFailure(e, up))
+      continue
     }
     log.debug('upstream call', {
       method: req.method,
@@ -108,10 +138,10 @@ async function send(
       }
     }
     const retryAfterS = retryAfter(answer.headers['retry-after'])
-    if (req.method === 'GET' && RETRY_STATUSES.has(answer.status) && attempt < MAX_RETRIES) {
+    const retryable = (key === undefined ? RETRY_STATUSES : WRITE_RETRY_STATUSES).has(answer.status)
+    if (retryable && attempt < MAX_RETRIES) {
       const waitMs = Math.min(MAX_RETRY_AFTER_MS, retryAfterS !== undefined ? retryAfterS * 1000 : 200 * 2 ** attempt)
-      if (waitMs >= remaining()) throw timedOut()
-      await sleep(waitMs, undefined, { signal })
+      await pause(waitMs, timedOut)
       continue
     }
     return interpret(answer, url, retryAfterS)
@@ -124,11 +154,13 @@ function once(
   url: URL,
   req: AgwpRequest,
   token: string,
+  key: string | undefined,
   cap: number,
   signal: AbortSignal,
   timeoutMs: number,
 ): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+  if (key !== undefined) headers['idempotency-key'] = key
   if (req.runId !== undefined) headers['agwp-run'] = req.runId
   if (req.repo !== undefined) headers['agwp-repo'] = req.repo
   const hasBody = req.method === 'POST' || req.method === 'PUT'

@@ -103,7 +103,7 @@ t.test('AGWP error bodies become failures with code, message, status, details, r
   t.match(r, { code: 'rate_limited', status: 429, retryAfterS: 1 })
 })
 
-t.test('GETs are retried on 429/502/503/504 (bounded); other methods never', async (t) => {
+t.test('GETs are retried on 429/502/503/504 (bounded); a write is not retried on 429', async (t) => {
   let n = 0
   const l = await listen((req, res) => {
     n++
@@ -121,7 +121,75 @@ t.test('GETs are retried on 429/502/503/504 (bounded); other methods never', asy
   t.equal(l.seen.length, 3, 'one try and two retries, then the failure')
   l.seen.length = 0
   await failure(execute(ctxFor(envFor(l.url), POST), { repo: 'limited' }))
-  t.equal(l.seen.length, 1, 'a POST is not retried')
+  t.equal(l.seen.length, 1, 'a POST is not retried on 429')
+})
+
+t.test('every write carries an Idempotency-Key, fresh per request; GETs carry none', async (t) => {
+  const l = await listen(json(201, { id: 'ws-1' }))
+  t.teardown(() => l.close())
+  await execute(ctxFor(envFor(l.url), POST), { repo: 'r' })
+  await execute(ctxFor(envFor(l.url), POST), { repo: 'r' })
+  await execute(ctxFor(envFor(l.url), GET), { repo: 'r' })
+  const keys = l.seen.map((s) => s.headers['idempotency-key'])
+  t.match(keys[0], /^[0-9a-f-]{36}$/)
+  t.match(keys[1], /^[0-9a-f-]{36}$/)
+  t.not(keys[0], keys[1], 'a new request, a new key')
+  t.equal(keys[2], undefined, 'a GET needs none')
+})
+
+t.test('a write is retried with the same key after a reset and on 502/503, never on other statuses', async (t) => {
+  const script: string[] = []
+  const l = await listen((req, res) => {
+    const step = script.shift() ?? 'ok'
+    if (step === 'reset') return res.socket?.destroy()
+    if (step === 'ok') return json(201, { id: 'ws-1' })(req, res)
+    json(Number(step), { error: { code: 'internal', message: step, details: {} } }, { 'retry-after': '0' })(req, res)
+  })
+  t.teardown(() => l.close())
+  const run = (...steps: string[]) => {
+    script.splice(0, script.length, ...steps)
+    l.seen.length = 0
+    return execute(ctxFor(envFor(l.url), POST), { repo: 'r' })
+  }
+  t.same(await run('reset', '503', 'ok'), { id: 'ws-1' }, 'a reset, a 503, then the answer')
+  t.equal(l.seen.length, 3)
+  t.equal(new Set(l.seen.map((s) => s.headers['idempotency-key'])).size, 1, 'one key on every attempt')
+  t.same(
+    l.seen.map((s) => s.body),
+    ['{}', '{}', '{}'],
+    'the same body each time',
+  )
+  t.same(await run('502', 'ok'), { id: 'ws-1' })
+  t.equal(l.seen.length, 2)
+  const e = await failure(run('reset', 'reset', 'reset', 'ok'))
+  t.equal(e.code, 'unreachable', 'bounded: three attempts, then the connection failure')
+  t.equal(l.seen.length, 3)
+  for (const status of ['500', '504', '429', '409']) {
+    await failure(run(status, 'ok'))
+    t.equal(
+      l.seen.length,
+      1,
+      `${status}: not retried (the server answered; a write is only repeated when it may not have been)`,
+    )
+  }
+})
+
+t.test('a GET cut off by a reset is retried', async (t) => {
+  let n = 0
+  const l = await listen((req, res) => (n++ === 0 ? res.socket?.destroy() : json(200, { commits: [] })(req, res)))
+  t.teardown(() => l.close())
+  t.same(await execute(ctxFor(envFor(l.url), GET), { repo: 'r' }), { commits: [] })
+  t.equal(l.seen.length, 2)
+})
+
+t.test('a retry never outlives the call deadline', async (t) => {
+  const l = await listen((req, res) =>
+    json(503, { error: { code: 'internal', message: 'busy', details: {} } }, { 'retry-after': '2' })(req, res),
+  )
+  t.teardown(() => l.close())
+  const e = await failure(execute(ctxFor(envFor(l.url, { timeoutMs: 500 }), POST), { repo: 'r' }))
+  t.equal(e.code, 'timeout', 'a wait past the deadline ends the call as a timeout')
+  t.equal(l.seen.length, 1)
 })
 
 t.test('Retry-After is honoured but capped', async (t) => {
