@@ -4,7 +4,6 @@
 // refused by ag-mcp before any request, naming `demo` is sent with AGWP-Repo: demo and refused
 // by ag-server as not found. A recording proxy in front of the server counts what is sent.
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -13,7 +12,8 @@ import { startServer } from '../../server/src/http.ts'
 import { initDataDir } from '../../server/src/datadir.ts'
 import { adminMint, adminSetRole, repoAdd } from '../../server/src/admin.ts'
 import { Store } from '../../server/src/store.ts'
-import { client, mcp, recorder, writeTokenFile } from './agwp-fixture.ts'
+import { client, mcp, writeTokenFile } from './agwp-fixture.ts'
+import { forwardingProxy } from '../helpers/recording-server.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
 
 const GIT_ENV = {
@@ -48,17 +48,7 @@ store.close()
 const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined })
 
 // The proxy ag-mcp talks to: records each request, forwards it unchanged to the real server.
-const target = new URL(server.url)
-const proxy = await recorder((req, res) => {
-  const fwd = http.request(
-    { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
-    (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers)
-      up.pipe(res)
-    },
-  )
-  req.pipe(fwd)
-})
+const proxy = await forwardingProxy(server.url)
 const processes: McpProcess[] = []
 t.teardown(async () => {
   await proxy.close()

@@ -3,9 +3,9 @@
 // once, either after the server applied the claim (the answer is lost) or before the request
 // reached it. ag-mcp repeats the request with the same Idempotency-Key, the agent gets its run,
 // and the server holds exactly one run for the task.
-import http from 'node:http'
+import type http from 'node:http'
 import t from 'tap'
-import { recordingServer } from '../helpers/recording-server.ts'
+import { forwardingProxy } from '../helpers/recording-server.ts'
 import { agwpFixture, client, mcp } from './agwp-fixture.ts'
 
 const fx = await agwpFixture()
@@ -22,30 +22,25 @@ for (const [name, when] of Object.entries(CASES)) {
     let cut = false
     /** Status and Idempotent-Replayed of each answer the server gave to a claim. */
     const answers: string[] = []
-    const proxy = await recordingServer((req, res) => {
-      const isClaim = req.method === 'POST' && req.url?.endsWith('/claim') === true
-      if (isClaim && !cut && when === 'before') {
+    const isClaim = (req: http.IncomingMessage): boolean =>
+      req.method === 'POST' && req.url?.endsWith('/claim') === true
+    const proxy = await forwardingProxy(fx.upstream, {
+      request: (req) => {
+        if (!isClaim(req) || cut || when !== 'before') return false
         cut = true
         req.socket.destroy()
-        return
-      }
-      const up = http.request(
-        new URL(req.url ?? '/', fx.upstream),
-        { method: req.method, headers: req.headers },
-        (answer) => {
-          if (isClaim) answers.push(`${answer.statusCode} ${answer.headers['idempotent-replayed'] ?? '-'}`)
-          if (isClaim && !cut) {
-            cut = true
-            // Read the whole answer (the claim is applied and journaled), then hang up without it.
-            answer.resume()
-            answer.on('end', () => req.socket.destroy())
-            return
-          }
-          res.writeHead(answer.statusCode ?? 502, answer.headers)
-          answer.pipe(res)
-        },
-      )
-      req.pipe(up)
+        return true
+      },
+      answer: (req, _res, answer) => {
+        if (!isClaim(req)) return false
+        answers.push(`${answer.statusCode} ${answer.headers['idempotent-replayed'] ?? '-'}`)
+        if (cut) return false
+        cut = true
+        // Read the whole answer (the claim is applied and journaled), then hang up without it.
+        answer.resume()
+        answer.on('end', () => req.socket.destroy())
+        return true
+      },
     })
     t.teardown(() => proxy.close())
 

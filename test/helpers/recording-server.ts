@@ -57,3 +57,27 @@ export async function recordingServer(
     },
   }
 }
+
+export interface ProxyHooks {
+  /** Sees each request first; returns true when it dealt with the request itself (answered or dropped it). */
+  request?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean
+  /** Sees each upstream answer; returns true when it dealt with it (otherwise it is relayed unchanged). */
+  answer?: (req: http.IncomingMessage, res: http.ServerResponse, answer: http.IncomingMessage) => boolean
+}
+
+/** A recording listener that forwards every request unchanged to `target` (an origin or URL on loopback). */
+export function forwardingProxy(target: string, hooks: ProxyHooks = {}): Promise<RecordingServer> {
+  const to = new URL(target)
+  return recordingServer((req, res) => {
+    if (hooks.request?.(req, res) === true) return
+    const fwd = http.request(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        if (hooks.answer?.(req, res, answer) === true) return
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      },
+    )
+    req.pipe(fwd)
+  })
+}
