@@ -20,11 +20,11 @@
 // Environment: BENCH_AGWP_N samples per path per operation (default 2000, at most 20000);
 // BENCH_AGWP_OPS=log (or file_read) measures only that operation;
 // BENCH_AGWP_CPU_PROF=DIR runs ag-mcp with --cpu-prof into DIR (figures then include the profiler).
-import { cpuMs, endAndWait } from './proc.mjs'
-import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpuMs, endAndWait, gitEnv, run, scratch } from './proc.mjs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
-import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
+import { cpus, loadavg, release, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -48,36 +48,9 @@ for (const f of [AG_MCP, AG_SERVER]) {
   }
 }
 
-const tmp = mkdtempSync(join(tmpdir(), 'ag-mcp-agwp-bench-'))
-/** @type {import('node:child_process').ChildProcess[]} */
-const children = []
-function cleanup() {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-  rmSync(tmp, { recursive: true, force: true })
-}
-process.on('exit', cleanup)
-for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM'])) process.on(sig, () => process.exit(130))
+const { tmp, children, cleanup } = scratch('ag-mcp-agwp-bench-')
 
 const now = () => performance.now()
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'bench',
-  GIT_AUTHOR_EMAIL: 'bench@bench.invalid',
-  GIT_COMMITTER_NAME: 'bench',
-  GIT_COMMITTER_EMAIL: 'bench@bench.invalid',
-}
-
-/** @param {string} cmd @param {string[]} args @param {string} [cwd] */
-function run(cmd, args, cwd) {
-  try {
-    return execFileSync(cmd, args, { cwd, env: gitEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-  } catch (e) {
-    const err = /** @type {{ stderr?: string, message: string }} */ (e)
-    throw new Error(`${cmd} ${args.join(' ')} failed: ${(err.stderr || err.message).trim().slice(0, 500)}`)
-  }
-}
 const admin = (/** @type {string[]} */ ...args) => run(process.execPath, [AG_SERVER, ...args])
 
 // ---------------------------------------------------------------------------------------------

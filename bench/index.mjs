@@ -5,13 +5,17 @@
 // non-zero only when a bench crashes (non-zero exit or a signal).
 //   node bench/index.mjs            all benches
 //   node bench/index.mjs mcp server only the benches whose file name contains one of the words
+//   node bench/index.mjs scale -- 100  what follows `--` is passed to each selected bench
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const dir = dirname(fileURLToPath(import.meta.url))
-const filters = process.argv.slice(2)
+const argv = process.argv.slice(2)
+const dashes = argv.indexOf('--')
+const filters = dashes < 0 ? argv : argv.slice(0, dashes)
+const passed = dashes < 0 ? [] : argv.slice(dashes + 1)
 const all = readdirSync(dir)
   .filter((f) => f.endsWith('.bench.mjs'))
   .sort()
@@ -25,7 +29,7 @@ if (selected.length === 0) {
 /** @param {string} file @returns {Promise<{ code: number | null, signal: NodeJS.Signals | null }>} */
 function run(file) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(dir, file)], { stdio: 'inherit', cwd: join(dir, '..') })
+    const child = spawn(process.execPath, [join(dir, file), ...passed], { stdio: 'inherit', cwd: join(dir, '..') })
     child.on('error', (e) => {
       console.error(`bench: cannot start ${file}: ${e.message}`)
       resolve({ code: 1, signal: null })

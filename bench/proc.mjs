@@ -1,5 +1,9 @@
-// Child-process helpers shared by the benches: what /proc tells about one (Linux), and ending one.
-import { readdirSync, readFileSync } from 'node:fs'
+// Helpers shared by the benches: what /proc tells about a child (Linux), ending one, running a
+// command, and the scratch directory and child list every bench cleans up at exit.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 /**
  * CPU time in ms the process has used so far, all threads (from /proc/<pid>/task/<tid>/schedstat,
@@ -26,4 +30,47 @@ export async function endAndWait(proc, exited, ms = 5000) {
   const r = await exited
   clearTimeout(timer)
   return r
+}
+
+/** The environment a bench runs git (and ag-server) in: no system or user config, a fixed identity. */
+export const gitEnv = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@bench.invalid',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@bench.invalid',
+}
+
+/**
+ * Runs a command to completion in gitEnv and returns its stdout; a failure names its stderr.
+ * @param {string} cmd @param {string[]} args @param {string} [cwd]
+ */
+export function run(cmd, args, cwd) {
+  try {
+    return execFileSync(cmd, args, { cwd, env: gitEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  } catch (e) {
+    const err = /** @type {{ stderr?: string, message: string }} */ (e)
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${(err.stderr || err.message).trim().slice(0, 500)}`)
+  }
+}
+
+/**
+ * A temporary directory and a list for the children a bench starts: cleanup() kills every child
+ * still running and removes the directory; it also runs at exit (after SIGINT or SIGTERM too).
+ * @param {string} prefix
+ * @returns {{ tmp: string, children: import('node:child_process').ChildProcess[], cleanup: () => void }}
+ */
+export function scratch(prefix) {
+  const tmp = mkdtempSync(join(tmpdir(), prefix))
+  /** @type {import('node:child_process').ChildProcess[]} */
+  const children = []
+  const cleanup = () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+    rmSync(tmp, { recursive: true, force: true })
+  }
+  process.on('exit', cleanup)
+  for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM'])) process.on(sig, () => process.exit(130))
+  return { tmp, children, cleanup }
 }

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { gitEnv } from './proc.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const bin = path.join(root, 'dist/ag-server.mjs')
@@ -17,15 +18,7 @@ if (!fs.existsSync(bin)) {
 }
 const FILES = 5000
 const COMMITS = 1000
-const env = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'bench',
-  GIT_AUTHOR_EMAIL: 'bench@bench.invalid',
-  GIT_COMMITTER_NAME: 'bench',
-  GIT_COMMITTER_EMAIL: 'bench@bench.invalid',
-}
+const env = gitEnv
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agwp-bench-'))
 const fileName = (i) => `src/d${String(i % 50).padStart(2, '0')}/f${i}.txt`
 
