@@ -12,6 +12,8 @@ const BASE_ENV: NodeJS.ProcessEnv = {
   GIT_CONFIG_GLOBAL: '/dev/null',
   GIT_TERMINAL_PROMPT: '0',
   GIT_OPTIONAL_LOCKS: '0',
+  // Client paths are paths, never pathspec magic (`:(exclude)`, `:(glob)`, `*`).
+  GIT_LITERAL_PATHSPECS: '1',
 }
 
 // Objects and refs written by git for the server are fsync'd by git itself (refs too:

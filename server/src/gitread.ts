@@ -1,7 +1,7 @@
 import { git, gitText } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
-import { encodeCursor, decodeCursor } from './util.ts'
+import { encodeCursor, decodeCursor, isCount } from './util.ts'
 
 // Read-side git operations shared by repository, workspace and proposal endpoints.
 
@@ -55,8 +55,10 @@ export async function log(
   let start: string
   let skip = 0
   if (c) {
-    if (typeof c['c'] !== 'string' || !/^[0-9a-f]{40}$/.test(c['c']) || typeof c['s'] !== 'number')
+    if (typeof c['c'] !== 'string' || !/^[0-9a-f]{40}$/.test(c['c']) || !isCount(c['s']))
       throw invalid('malformed cursor', { field: 'cursor' })
+    // A forged cursor may name any id: it must be a commit of this repository.
+    if ((await repo.cat.get(c['c']))?.type !== 'commit') throw invalid('malformed cursor', { field: 'cursor' })
     start = c['c']
     skip = c['s']
   } else {

@@ -136,6 +136,18 @@ function sortKey(it: TreeItem): Buffer {
 }
 
 export function serializeTree(items: TreeItem[]): Buffer {
+  // Last line of defence: never write a tree entry git would call corrupt (fsck: emptyName,
+  // hasDot, hasDotdot, hasDotgit, fullPathname).
+  for (const it of items)
+    if (
+      it.name === '' ||
+      it.name === '.' ||
+      it.name === '..' ||
+      it.name.includes('/') ||
+      it.name.includes('\0') ||
+      it.name.toLowerCase() === '.git'
+    )
+      throw new Error(`refusing to write a tree entry named ${JSON.stringify(it.name)}`)
   const keyed = items.map((it) => ({ it, key: sortKey(it) }))
   keyed.sort((a, b) => Buffer.compare(a.key, b.key))
   const parts: Buffer[] = []

@@ -3,12 +3,17 @@ import { invalid } from './errors.ts'
 // Every path a client sends is checked here before it reaches git: a path is a
 // '/'-separated repository-relative name, nothing that could escape the tree, touch
 // git's own metadata, or break git's line-oriented plumbing input.
+// A path has one canonical form: segments joined by single '/', no trailing '/'. Reads
+// (allowRoot: the root or a directory may be listed) accept one trailing '/' on a
+// directory name and drop it; anything that writes takes only the canonical form, since
+// a trailing '/' would become an empty-named tree entry that git itself calls corrupt.
 export function checkPath(p: unknown, field = 'path', allowRoot = false): string {
   if (typeof p !== 'string') throw invalid(`${field} is required`, { field })
   if (allowRoot && (p === '' || p === '/')) return ''
-  const reason = pathProblem(p)
+  const canonical = allowRoot && p.endsWith('/') && !p.endsWith('//') ? p.slice(0, -1) : p
+  const reason = pathProblem(canonical)
   if (reason) throw invalid(`${field} refused: ${reason}`, { field, path: p.slice(0, 200) })
-  return p.endsWith('/') && allowRoot ? p.slice(0, -1) : p
+  return canonical
 }
 
 export function pathProblem(p: string): string | undefined {
@@ -19,11 +24,12 @@ export function pathProblem(p: string): string | undefined {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(p)) return 'control character'
   if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'absolute path'
-  const segs = p.replace(/\/$/, '').split('/')
-  for (const s of segs) {
+  if (p.endsWith('/')) return 'trailing slash'
+  for (const s of p.split('/')) {
     if (s === '') return 'empty segment'
     if (s === '.' || s === '..') return `'${s}' segment`
-    if (s.toLowerCase() === '.git') return "'.git' segment"
+    // .git in any case, and the names NTFS/HFS resolve to it (git refuses those too)
+    if (/^\.git[. ]*$/i.test(s) || /^git~1$/i.test(s)) return "'.git' segment"
   }
   return undefined
 }

@@ -21,11 +21,14 @@ export function decodeCursor(s: string | undefined): Record<string, unknown> | u
   throw invalid('malformed cursor', { field: 'cursor' })
 }
 
+/** A non-negative safe integer (a position or a count a cursor may carry). */
+export const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
+
 export function offsetFromCursor(s: string | undefined): number {
   const c = decodeCursor(s)
   if (!c) return 0
   const o = c['o']
-  if (typeof o !== 'number' || !Number.isInteger(o) || o < 0) throw invalid('malformed cursor', { field: 'cursor' })
+  if (!isCount(o)) throw invalid('malformed cursor', { field: 'cursor' })
   return o
 }
 

@@ -13,6 +13,7 @@ import { adminMint, adminSetPolicy, adminSetRole, repoAdd } from '../../server/s
 import { Store } from '../../server/src/store.ts'
 import type { Role, Scope } from '../../server/src/types.ts'
 import { startMcp } from '../helpers/mcp-process.ts'
+import { fsckProblems } from '../server/helpers.ts'
 import { recordingServer } from '../helpers/recording-server.ts'
 import type { RecordingServer } from '../helpers/recording-server.ts'
 import type { McpProcess, Response } from '../helpers/mcp-process.ts'
@@ -125,7 +126,10 @@ export async function agwpFixture(opts: { rate?: number; burst?: number } = {}):
     },
     close: async () => {
       await server.close()
+      // Whatever the test wrote through ag-mcp, git must find the repository sound.
+      const problems = fsckProblems(data)
       fs.rmSync(dir, { recursive: true, force: true })
+      if (problems) throw new Error(`git fsck after the test:\n${problems}`)
     },
   }
 }

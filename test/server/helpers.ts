@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import schema from '../../contract/agwp-v1.schema.json' with { type: 'json' }
 import { startServer, type RunningServer, type ServerOptions } from '../../server/src/http.ts'
@@ -151,7 +151,10 @@ export async function fixture(
     api,
     close: async () => {
       await server.close()
+      // Every test that wrote through the server leaves repositories git calls sound.
+      const problems = fsckProblems(data)
       fs.rmSync(root, { recursive: true, force: true })
+      if (problems) throw new Error(`git fsck after the test:\n${problems}`)
     },
   }
 }
@@ -164,4 +167,28 @@ export function contractErrors(def: string, body: unknown): string {
   const v = ajv.getSchema(`${schema.$id}#/$defs/${def}`)
   if (!v) return `no definition ${def}`
   return v(body) ? '' : ajv.errorsText(v.errors)
+}
+
+/** What `git fsck` reports for each repository of a data directory ('' when all are sound). */
+export function fsckProblems(data: string): string {
+  const out: string[] = []
+  const reposDir = path.join(data, 'repos')
+  for (const name of fs.existsSync(reposDir) ? fs.readdirSync(reposDir) : []) {
+    if (!name.endsWith('.git')) continue
+    const r = spawnSync(
+      'git',
+      ['--git-dir', path.join(reposDir, name), 'fsck', '--strict', '--no-progress', '--no-dangling'],
+      {
+        env: GIT_ENV,
+        encoding: 'utf8',
+      },
+    )
+    // notices (an empty repository's unborn HEAD) are not damage
+    const text = `${r.stdout}${r.stderr}`
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('notice:'))
+      .join('\n')
+    if (r.status !== 0 || text !== '') out.push(`${name} (exit ${r.status}): ${text}`)
+  }
+  return out.join('\n')
 }
