@@ -7,7 +7,7 @@ import { casWithIntent } from './intents.ts'
 import { formatCommit, type RawObject } from './objects.ts'
 import type { Op } from './store.ts'
 import { diff, mergeability, mergeTree } from './gitread.ts'
-import { checkBranch } from './paths.ts'
+import { checkBranch, checkPath } from './paths.ts'
 import type { MergeInfo, Repo } from './repos.ts'
 import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
@@ -201,23 +201,36 @@ export async function reviseProposal(
   })
 }
 
-export function withdrawProposal(ctx: Ctx, caller: Caller, id: string, reason: string | undefined): ProposalRec {
-  const p = getProposal(ctx, caller, id)
-  authorize(ctx.store, caller, 'propose', p.repo, 'contributor')
+/**
+ * Withdraw: a state transition, so a compare-and-set under the repository's lock, the
+ * same one integrate and revise hold across their git work. Whichever of withdraw and
+ * integrate comes second sees the state the first one left and gets 409 naming it.
+ */
+export async function withdrawProposal(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  reason: string | undefined,
+): Promise<ProposalRec> {
+  const p0 = getProposal(ctx, caller, id)
+  authorize(ctx.store, caller, 'propose', p0.repo, 'contributor')
   if (
-    p.author_principal !== caller.principal &&
-    !roleAtLeast(roleOf(ctx.store, p.repo, caller.principal), 'maintainer')
+    p0.author_principal !== caller.principal &&
+    !roleAtLeast(roleOf(ctx.store, p0.repo, caller.principal), 'maintainer')
   )
     throw forbidden('only the author or a maintainer can withdraw', {})
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
-  const next: ProposalRec = {
-    ...p,
-    state: 'withdrawn',
-    updated_at: nowIso(),
-    ...(reason !== undefined ? { withdrawn_reason: reason } : {}),
-  }
-  ctx.store.commit([{ c: 'proposals', k: id, v: next }])
-  return next
+  return ctx.mutex.run(`repo:${p0.repo}`, async () => {
+    const p = ctx.store.get('proposals', id) as ProposalRec
+    if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
+    const now = nowIso()
+    const at = (field: keyof ProposalRec, v: unknown): Op => ({ c: 'proposals', k: id, at: [field], v })
+    ctx.store.commit([
+      at('state', 'withdrawn'),
+      at('updated_at', now),
+      ...(reason !== undefined ? [at('withdrawn_reason', reason)] : []),
+    ])
+    return ctx.store.get('proposals', id) as ProposalRec
+  })
 }
 
 export function listProposals(ctx: Ctx, caller: Caller, repo: string, state: string | undefined): ProposalRec[] {
@@ -412,6 +425,8 @@ export async function createReview(
 ): Promise<ReviewRec> {
   const p0 = getProposal(ctx, caller, id)
   authorize(ctx.store, caller, 'review', p0.repo, 'reviewer')
+  // Comment paths are repository paths like any other (the contract's RepoPath): 422.
+  for (const [i, c] of (body.comments ?? []).entries()) checkPath(c.path, `comments[${i}].path`)
   if (p0.state !== 'open') throw conflict(`proposal is ${p0.state}`, { state: p0.state })
   if (body.verdict !== 'comment' && p0.author_principal === caller.principal)
     throw forbidden('the author of a proposal cannot approve or reject it', { author: p0.author_principal })

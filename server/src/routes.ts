@@ -239,7 +239,7 @@ export function registerRoutes(router: Router): void {
     async (r) => ({
       body: await pr.evaluate(
         r.ctx,
-        pr.withdrawProposal(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { reason?: string }).reason),
+        await pr.withdrawProposal(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { reason?: string }).reason),
       ),
     }),
     'ProposalWithdrawRequest',
