@@ -1,5 +1,5 @@
 import type { Router, Req } from './router.ts'
-import { authorize } from './auth.ts'
+import { authorize, tokenCoversRepo, type Caller } from './auth.ts'
 import { forbidden } from './errors.ts'
 import { checkRepoName } from './paths.ts'
 import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens } from './admin.ts'
@@ -13,10 +13,23 @@ function admin(r: Req, repo: string | null): void {
   authorize(r.ctx.store, r.caller, 'admin', repo, null)
 }
 
+/**
+ * May this caller administer a token that reaches `repos`? Only if it administers every
+ * one of them: its own token covers it and AGWP-Repo (if sent) names it. A token for all
+ * repositories ('*') is managed only by an admin for all repositories, without AGWP-Repo.
+ */
+function administers(caller: Caller, repos: string[]): boolean {
+  return repos.every((repo) =>
+    repo === '*'
+      ? caller.token.repos.includes('*') && caller.repoScope === undefined
+      : tokenCoversRepo(caller.token, repo) && (caller.repoScope === undefined || caller.repoScope === repo),
+  )
+}
+
 export function registerAdminRoutes(router: Router): void {
   router.add('GET', '/admin/tokens', (r) => {
     admin(r, null)
-    return { body: { tokens: adminTokens(r.ctx.store) } }
+    return { body: { tokens: adminTokens(r.ctx.store, (t) => administers(r.caller, t.repos)) } }
   })
   router.add(
     'POST',
@@ -25,15 +38,16 @@ export function registerAdminRoutes(router: Router): void {
       admin(r, null)
       const b = r.body as { principal: string; scopes: Scope[]; repos: string[]; ttl_s?: number; label?: string }
       // An admin may only hand out access it holds itself.
-      if (!r.caller.token.repos.includes('*') && b.repos.some((x) => !r.caller.token.repos.includes(x)))
-        throw forbidden('cannot mint a token for repositories outside your own token', {})
+      if (!administers(r.caller, b.repos))
+        throw forbidden('cannot mint a token for repositories outside your own token (or AGWP-Repo)', {})
       return { status: 201, body: adminMint(r.ctx.store, b) }
     },
     'AdminTokenMintRequest',
   )
   router.add('DELETE', '/admin/tokens/:id', (r) => {
     admin(r, null)
-    return { body: adminRevoke(r.ctx.store, r.params['id'] ?? '') }
+    // A token outside the caller's repositories is answered as if it did not exist.
+    return { body: adminRevoke(r.ctx.store, r.params['id'] ?? '', (t) => administers(r.caller, t.repos)) }
   })
   router.add(
     'PUT',

@@ -4,7 +4,15 @@ import { execFileSync } from 'node:child_process'
 import { mintToken, publicToken } from './auth.ts'
 import { conflict, invalid, notFound } from './errors.ts'
 import type { Store } from './store.ts'
-import { DEFAULT_POLICY, type Policy, type Role, type Scope, type RepoMeta, type ProposalRec } from './types.ts'
+import {
+  DEFAULT_POLICY,
+  type TokenRec,
+  type Policy,
+  type Role,
+  type Scope,
+  type RepoMeta,
+  type ProposalRec,
+} from './types.ts'
 import { checkRepoName } from './paths.ts'
 import { nowIso } from './util.ts'
 
@@ -20,17 +28,22 @@ export function adminMint(
   return { token, info: publicToken(rec) }
 }
 
-export function adminRevoke(store: Store, id: string): Record<string, unknown> {
+export function adminRevoke(
+  store: Store,
+  id: string,
+  visible: (t: TokenRec) => boolean = () => true,
+): Record<string, unknown> {
   const t = store.get('tokens', id)
-  if (!t) throw notFound(`token '${id.slice(0, 64)}' not found`, { token: id.slice(0, 64) })
+  if (!t || !visible(t)) throw notFound(`token '${id.slice(0, 64)}' not found`, { token: id.slice(0, 64) })
   const next = { ...t, revoked: true }
   store.commit([{ c: 'tokens', k: id, v: next }])
   return publicToken(next)
 }
 
-export function adminTokens(store: Store): Record<string, unknown>[] {
+export function adminTokens(store: Store, visible: (t: TokenRec) => boolean = () => true): Record<string, unknown>[] {
   return store
     .all('tokens')
+    .filter(visible)
     .sort((a, b) => (a.created_at < b.created_at ? -1 : 1))
     .map(publicToken)
 }
