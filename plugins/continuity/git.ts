@@ -119,7 +119,7 @@ export class GitProbe {
       else if (/^\s*\[/.test(line)) inOrigin = false
       else if (inOrigin) {
         const kv = /^\s*url\s*=\s*(.*?)\s*$/i.exec(line)
-        if (kv) return kv[1] ?? ''
+        if (kv) return configValue(kv[1] ?? '')
       }
     }
     return ''
@@ -243,6 +243,22 @@ function relativeTo(root: string, abs: string): string | undefined {
   const r = resolve(root)
   if (!abs.startsWith(`${r}/`)) return undefined
   return abs.slice(r.length + 1).replace(/\/$/, '')
+}
+
+/** A git config value: quotes removed, escapes undone, an unquoted `#`/`;` starts a comment. */
+function configValue(raw: string): string {
+  let out = ''
+  let quoted = false
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i] as string
+    if (c === '"') quoted = !quoted
+    else if (c === '\\') {
+      const n = raw[++i] ?? ''
+      out += n === 'n' ? '\n' : n === 't' ? '\t' : n
+    } else if (!quoted && (c === '#' || c === ';')) break
+    else out += c
+  }
+  return out.trim()
 }
 
 /** git's C-style quoting of unusual paths ("a\tb") undone. */
