@@ -6,6 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
+import type { Test } from 'tap'
 import { buildResume } from '../../../plugins/continuity/resume.ts'
 import { createCheckpoint, diffCheckpoints } from '../../../plugins/continuity/checkpoints.ts'
 import {
@@ -40,7 +41,7 @@ const CHECKPOINT_KEYS = 'schemaVersion id createdAt summary status nextActions g
 const ID = (prefix: string) => new RegExp(`^${prefix}_\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\d-\\d{3}Z_[0-9a-f]{6}`)
 
 /** Agentpack's reader, as a test: throws on anything it would refuse or mis-read. */
-function agentpackRead(root: string, t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+function agentpackRead(root: string, t: Test) {
   const ap = join(root, '.agentpack')
   const json = (p: string) => JSON.parse(readFileSync(join(ap, p), 'utf8'))
   t.same(Object.keys(json('config.json')), CONFIG_KEYS, 'config.json keys in order')
