@@ -23,6 +23,12 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
       self,
     })
   }
+  // `ag-mcp continuity …` is the human CLI of the continuity plugin (Agentpack's `task close`,
+  // block and abandon live only there); it never starts the MCP server.
+  if (argv[0] === 'continuity') {
+    const { runContinuityCli } = await import('./continuity-cli.ts')
+    return runContinuityCli(argv.slice(1), env)
+  }
   return serveStdio({
     name: 'ag-mcp',
     title: 'ag-mcp: AgentGit for coding agents',

@@ -1,0 +1,353 @@
+// `ag-mcp continuity …`: the human side of the pack, as Agentpack's CLI is. Closing a task
+// without a verdict (`task close`), blocking and abandoning stay here, deliberately out of
+// the MCP tools. Everything printed goes through `io.out`, which the binary sanitises (pack
+// text was written by agents and must not drive the terminal).
+import { resolve } from 'node:path'
+import { PRESET_NAMES, resolveBudget } from './budget.ts'
+import type { Preset } from './budget.ts'
+import { exportBundle, importBundle, inspectBundle, planImport } from './bundles.ts'
+import { createCheckpoint, diffCheckpoints } from './checkpoints.ts'
+import { formatGate, gateFindings } from './gate.ts'
+import {
+  attachEvidence,
+  formatSourceStatuses,
+  recordDeadEnd,
+  recordDecision,
+  recordSource,
+  replay,
+  sourceStatuses,
+} from './ledger.ts'
+import type { SourceStatus } from './ledger.ts'
+import {
+  abandonTask,
+  blockTask,
+  closeTask,
+  finalizeAdvisories,
+  finalizeTask,
+  parkTask,
+  startTask,
+  switchTask,
+  updateTask,
+  updateVerification,
+} from './lifecycle.ts'
+import { currentPassport, readPassport } from './passports.ts'
+import { auditTask, listTasks, messageOf, taskHandoff, taskStatus } from './reports.ts'
+import { buildResume } from './resume.ts'
+import { findPackRoot, initPack, Pack } from './store.ts'
+import type { TaskRisk, TaskStatus, VerificationStatus } from './types.ts'
+import { RISKS, TASK_STATUSES, VERIFICATION_STATUSES } from './types.ts'
+
+export interface CliIo {
+  out(text: string): void
+  err(text: string): void
+  cwd: string
+  env: NodeJS.ProcessEnv
+  version: string
+  shapes?: ((s: string) => string) | undefined
+}
+
+export const CLI_USAGE = `Usage: ag-mcp continuity [--root DIR] <command>
+
+  init                                   create .agentpack/ here (as \`agentpack init\`)
+  task start <title> [--objective T] [--constraint T]... [--write-scope P]... [--next T]... [--tag T]... [--risk R]
+  task status [ID] [--full]              task list [--open|--status S|--scope P|--all] [--limit N] [--compact] [--json]
+  task passport [ID]                     the full passport JSON
+  task update [--objective T] [--constraint T]... [--replace-constraints] [--write-scope P]... [--next T]... [--clear-next-actions] [--tag T]... [--risk R]
+  task verify --status S [--evidence ID]... [--summary T]
+  task finalize [--status S] [--evidence ID]... [--summary T] [--force]
+  task park | task switch <ID> [--park-current] | task handoff | task audit
+  task block --reason T | task close | task abandon     (human only: no MCP tool does these)
+  decision <text> [--file P]... [--evidence ID]...      dead-end <text> [--reason T] [--file P]...
+  evidence [--kind K] (--content T | --path P) [--command C] [--exit-code N]
+  source add <path> [--summary T] [--snippet T]         source status [--changed] [--missing]
+  checkpoint [--summary T] [--status T] [--next T]...   diff [FROM] [TO]     replay [--limit N]
+  resume [--preset quick|chat|agent|deep] [--budget N] [--query T]
+  bundle export --output P [--task ID] [--source P]... [--no-evidence]
+  bundle inspect P | bundle plan P [--as-new] | bundle import P [--write] [--as-new]`
+
+const BOOLEAN = new Set([
+  'full',
+  'open',
+  'all',
+  'compact',
+  'json',
+  'replace-constraints',
+  'clear-next-actions',
+  'force',
+  'park-current',
+  'changed',
+  'missing',
+  'no-evidence',
+  'as-new',
+  'write',
+  'help',
+])
+
+interface Parsed {
+  positionals: string[]
+  options: Map<string, string[]>
+  flags: Set<string>
+}
+
+class UsageError extends Error {}
+
+export function parseCliArgs(argv: readonly string[]): Parsed {
+  const p: Parsed = { positionals: [], options: new Map(), flags: new Set() }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string
+    if (a === '--') {
+      p.positionals.push(...argv.slice(i + 1))
+      break
+    }
+    if (!a.startsWith('--')) {
+      p.positionals.push(a)
+      continue
+    }
+    const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
+    if (BOOLEAN.has(name)) {
+      if (inline !== undefined) throw new UsageError(`--${name} takes no value`)
+      p.flags.add(name)
+      continue
+    }
+    const value = inline ?? argv[++i]
+    if (value === undefined) throw new UsageError(`--${name} needs a value`)
+    p.options.set(name, [...(p.options.get(name) ?? []), value])
+  }
+  return p
+}
+
+/** Runs one command; returns the exit code (0 ok, 1 refused, 2 usage). */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let args: Parsed
+  try {
+    args = parseCliArgs(argv)
+  } catch (e) {
+    io.err(`ag-mcp continuity: ${messageOf(e)}\n${CLI_USAGE}`)
+    return 2
+  }
+  if (args.flags.has('help') || args.positionals.length === 0) {
+    io.out(CLI_USAGE)
+    return args.flags.has('help') ? 0 : 2
+  }
+  const rootOpt = args.options.get('root')?.at(-1)
+  args.options.delete('root')
+  try {
+    const start = resolve(io.cwd, rootOpt ?? io.env['AGENTPACK_ROOT'] ?? '.')
+    if (args.positionals[0] === 'init') {
+      const dir = await initPack(rootOpt ? start : await findPackRoot(start))
+      io.out(`Initialized ${dir}`)
+      return 0
+    }
+    const pack = new Pack(await findPackRoot(start), { shapes: io.shapes, env: io.env })
+    await pack.requireInitialized()
+    io.out(await dispatch(pack, args, io))
+    return 0
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`ag-mcp continuity: ${e.message}\n${CLI_USAGE}`)
+      return 2
+    }
+    io.err(`ag-mcp continuity: ${messageOf(e)}`)
+    return 1
+  }
+}
+
+async function dispatch(pack: Pack, a: Parsed, io: CliIo): Promise<string> {
+  const [cmd, sub, ...rest] = a.positionals
+  const one = (k: string) => a.options.get(k)?.at(-1)
+  const many = (k: string) => a.options.get(k) ?? []
+  const flag = (k: string) => a.flags.has(k)
+  const text = (from: readonly string[]) => from.join(' ').trim()
+  switch (`${cmd}${sub && ['task', 'source', 'bundle'].includes(cmd ?? '') ? ` ${sub}` : ''}`) {
+    case 'task start': {
+      const p = await startTask(pack, {
+        title: text(rest),
+        objective: one('objective'),
+        constraints: many('constraint'),
+        writeScope: many('write-scope'),
+        nextActions: many('next'),
+        tags: many('tag'),
+        risk: risk(one('risk')),
+      })
+      return `Started task ${p.id}`
+    }
+    case 'task status':
+      return (await taskStatus(pack, { id: rest[0], full: flag('full') })).text
+    case 'task list': {
+      const l = await listTasks(pack, {
+        open: flag('open'),
+        all: flag('all'),
+        status: many('status').map(taskStatusName),
+        scope: many('scope'),
+        compact: flag('compact'),
+        limit: one('limit') === undefined ? undefined : positive(one('limit') as string, '--limit'),
+      })
+      return flag('json') ? JSON.stringify(l.tasks, null, 2) : l.text
+    }
+    case 'task passport': {
+      const p = rest[0] ? await readPassport(pack, rest[0]) : await currentPassport(pack)
+      if (!p) throw new Error('there is no current task; pass an id')
+      return JSON.stringify(p, null, 2)
+    }
+    case 'task update': {
+      const p = await updateTask(pack, {
+        objective: one('objective'),
+        constraints: many('constraint'),
+        replaceConstraints: flag('replace-constraints'),
+        writeScope: many('write-scope'),
+        nextActions: many('next'),
+        clearNextActions: flag('clear-next-actions'),
+        tags: many('tag'),
+        risk: risk(one('risk')),
+      })
+      return `Updated task ${p.id}`
+    }
+    case 'task verify': {
+      const r = await updateVerification(pack, {
+        status: verdict(one('status')),
+        evidence: many('evidence'),
+        summary: one('summary'),
+      })
+      return `${r.changed ? 'Updated' : 'Verification unchanged for'} task ${r.passport.id} (${r.passport.verification.status})`
+    }
+    case 'task finalize': {
+      const p = await finalizeTask(pack, {
+        status: verdict(one('status')),
+        evidence: many('evidence'),
+        summary: one('summary'),
+        force: flag('force'),
+      })
+      const adv = await finalizeAdvisories(pack, p)
+      return `Finalized task ${p.id} (${p.verification.status})${adv.length ? `\nAdvisories:\n${adv.map((x) => `- ${x}`).join('\n')}` : ''}`
+    }
+    case 'task park':
+      return `Parked task ${(await parkTask(pack)).id}`
+    case 'task switch': {
+      if (!rest[0]) throw new UsageError('task switch needs a task id')
+      const p = await switchTask(pack, rest[0], { parkCurrent: flag('park-current') })
+      return `Switched to task ${p.id} (${p.status})`
+    }
+    case 'task block': {
+      const reason = one('reason') ?? text(rest)
+      if (!reason) throw new UsageError('task block needs --reason')
+      return `Blocked task ${(await blockTask(pack, reason)).id}`
+    }
+    case 'task close':
+      return `Closed task ${(await closeTask(pack)).id}`
+    case 'task abandon':
+      return `Abandoned task ${(await abandonTask(pack)).id}`
+    case 'task handoff':
+      return (await taskHandoff(pack)).text
+    case 'task audit':
+      return (await auditTask(pack)).text
+    case 'decision':
+      return `Recorded decision ${(await recordDecision(pack, { text: text([sub ?? '', ...rest]), files: many('file'), evidence: many('evidence') })).id}`
+    case 'dead-end':
+      return `Recorded dead end ${(await recordDeadEnd(pack, { text: text([sub ?? '', ...rest]), reason: one('reason'), files: many('file') })).id}`
+    case 'evidence': {
+      const code = one('exit-code')
+      const e = await attachEvidence(pack, {
+        kind: one('kind'),
+        content: one('content'),
+        path: one('path'),
+        command: one('command'),
+        exitCode: code === undefined ? undefined : Number(code),
+      })
+      return `Attached evidence ${e.id}`
+    }
+    case 'source add': {
+      if (!rest[0]) throw new UsageError('source add needs a path')
+      const s = await recordSource(pack, { path: rest[0], summary: one('summary'), snippet: one('snippet') })
+      return `Recorded source ${s.path} (${s.hash.slice(0, 12)})`
+    }
+    case 'source status': {
+      const only = [...(flag('changed') ? ['changed' as const] : []), ...(flag('missing') ? ['missing' as const] : [])]
+      const all: SourceStatus[] = await sourceStatuses(pack)
+      return formatSourceStatuses(
+        only.length ? all.filter((s) => only.includes(s.status as 'changed')) : all,
+        all.length,
+        only,
+      )
+    }
+    case 'checkpoint':
+      return `Created checkpoint ${(await createCheckpoint(pack, { summary: one('summary'), status: one('status'), nextActions: many('next') })).id}`
+    case 'diff':
+      return diffCheckpoints(pack, sub, rest[0])
+    case 'replay':
+      return (await replay(pack, one('limit') === undefined ? 30 : positive(one('limit') as string, '--limit'))).text
+    case 'resume': {
+      const preset = one('preset')
+      if (preset !== undefined && !PRESET_NAMES.includes(preset as Preset))
+        throw new UsageError(`unknown preset ${preset}; one of ${PRESET_NAMES.join(', ')}`)
+      const config = await pack.config()
+      const budget = resolveBudget(
+        {
+          budget: one('budget') === undefined ? undefined : positive(one('budget') as string, '--budget'),
+          preset: preset as Preset | undefined,
+        },
+        config.defaultBudget || undefined,
+      )
+      const r = await buildResume(pack, { budget, query: one('query') })
+      return r.markdown + formatGate(await gateFindings(pack))
+    }
+    case 'bundle export': {
+      const out = one('output')
+      if (!out) throw new UsageError('bundle export needs --output')
+      const r = await exportBundle(pack, {
+        outputPath: out,
+        taskId: one('task'),
+        sources: many('source'),
+        includeEvidence: !flag('no-evidence'),
+        producerVersion: `ag-mcp-${io.version}`,
+      })
+      return `Exported bundle ${r.bundleId}\nTask: ${r.taskId}\nPath: ${r.outputPath}\nIncluded: ${r.sources} source(s), ${r.evidence} evidence item(s), ${r.bytes} bytes`
+    }
+    case 'bundle inspect':
+      return JSON.stringify(await inspectBundle(pack, need(rest[0], 'bundle inspect needs a path')), null, 2)
+    case 'bundle plan':
+      return JSON.stringify(
+        await planImport(pack, need(rest[0], 'bundle plan needs a path'), { asNew: flag('as-new') }),
+        null,
+        2,
+      )
+    case 'bundle import': {
+      const path = need(rest[0], 'bundle import needs a path')
+      const r = flag('write')
+        ? await importBundle(pack, path, { asNew: flag('as-new') })
+        : await planImport(pack, path, { asNew: flag('as-new') })
+      return JSON.stringify(r, null, 2)
+    }
+    default:
+      throw new UsageError(`unknown command: ${a.positionals.join(' ')}`)
+  }
+}
+
+function need(v: string | undefined, why: string): string {
+  if (!v) throw new UsageError(why)
+  return v
+}
+
+function positive(v: string, name: string): number {
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} needs a positive whole number, not ${v}`)
+  return n
+}
+
+function risk(v: string | undefined): TaskRisk | undefined {
+  if (v === undefined) return undefined
+  if (!RISKS.includes(v as TaskRisk)) throw new UsageError(`--risk must be one of ${RISKS.join(', ')}`)
+  return v as TaskRisk
+}
+
+function verdict(v: string | undefined): VerificationStatus | undefined {
+  if (v === undefined) return undefined
+  if (!VERIFICATION_STATUSES.includes(v as VerificationStatus))
+    throw new UsageError(`--status must be one of ${VERIFICATION_STATUSES.join(', ')}`)
+  return v as VerificationStatus
+}
+
+function taskStatusName(v: string): TaskStatus {
+  if (!TASK_STATUSES.includes(v as TaskStatus))
+    throw new UsageError(`--status must be one of ${TASK_STATUSES.join(', ')}`)
+  return v as TaskStatus
+}
