@@ -17,8 +17,13 @@ import type { IdempotencyRec } from './types.ts'
 // answered 409 rather than applied twice. The answer itself is one more commit after the
 // handler returns.
 
-/** How long a key is remembered (documented in docs/agwp-v1.md). */
-export const KEEP_MS = 24 * 3600 * 1000
+/**
+ * How long a key is remembered (documented in docs/agwp-v1.md). Long enough for any retry a
+ * client makes, across a server restart too (ag-mcp's own retries end with its call, 30 s by
+ * default); short, because every key keeps its answer in memory and in each snapshot: 100 agents
+ * make about 1,000 writes in a session, a day of that would be hundreds of MB.
+ */
+export const KEEP_MS = 3600 * 1000
 /** An answer larger than this is not kept; a repeat then learns that the request was applied. */
 const MAX_KEPT_BODY_BYTES = 1024 * 1024
 const SWEEP_EVERY_MS = 60 * 1000

@@ -2,9 +2,12 @@
 // twice is one effect and the same answer; the same key with another request is 422 and changes
 // nothing; the same key from another principal is another key. State changes are counted at the
 // store: a journal commit that touches anything but the idempotency records themselves.
+import fs from 'node:fs'
 import t from 'tap'
-import { fixture } from './helpers.ts'
+import { fixture, tmpdir } from './helpers.ts'
 import { startServer } from '../../server/src/http.ts'
+import { IdempotencyKeys, fingerprint } from '../../server/src/idempotency.ts'
+import { Store } from '../../server/src/store.ts'
 import type { Op } from '../../server/src/store.ts'
 
 const fx = await fixture({ server: { rate: 0 } })
@@ -271,4 +274,30 @@ t.test('keys are durable: a repeat after a restart gets the original answer', as
   })
   t.equal(r.status, 201)
   t.same(await r.json(), first.body, 'the same run, not a 409 and not a second run')
+})
+
+t.test('a key is remembered for a bounded time, then forgotten and swept', async (t) => {
+  const dir = tmpdir('idem')
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const s = Store.open(dir)
+  t.teardown(() => s.close())
+  const fp = fingerprint({ method: 'POST', url: '/x', run: undefined, repo: undefined, body: Buffer.from('{}') })
+  const live = new IdempotencyKeys(s, 60_000)
+  const first = live.begin('agent:a', 'k', fp)
+  if (first.kind !== 'run') throw new Error('a new key runs')
+  first.finish({ status: 201, body: { n: 1 } })
+  t.equal(live.begin('agent:a', 'k', fp).kind, 'answer', 'within its time: answered from the key')
+  t.equal(s.all('idempotency').length, 1)
+
+  const expired = new IdempotencyKeys(s, -1)
+  const b = expired.begin('agent:a', 'k2', fp)
+  if (b.kind !== 'run') throw new Error('a new key runs')
+  b.finish({ status: 201, body: { n: 2 } })
+  t.equal(expired.begin('agent:a', 'k2', fp).kind, 'run', 'past its time: a new request')
+  const isExpired = (r: { expires_at: string }): boolean => Date.parse(r.expires_at) <= Date.now()
+  t.ok(s.all('idempotency').some(isExpired), 'the expired record is still stored…')
+  // A fresh instance sweeps at its first use: the expired records leave the store.
+  new IdempotencyKeys(s, 60_000).begin('agent:a', 'k3', fp)
+  t.notOk(s.all('idempotency').some(isExpired), '…until a sweep removes it')
+  t.equal(s.all('idempotency').length, 1, 'the live one stays')
 })
