@@ -108,7 +108,8 @@ export class IdempotencyKeys {
     let applied = false
     const mark: Op = { c: 'idempotency', k, v: base }
     // Every commit of this request carries the mark, in the same journal line. A view, not a
-    // copy: reads go to the one store (Object.create keeps its prototype chain and fields).
+    // copy: reads go through to the one store (Object.create); commit, the one public method
+    // that changes a Store, is replaced here and runs on the store itself.
     const view = Object.create(this.store) as Store
     view.commit = (ops: Op[]): void => {
       if (ops.length === 0) return
