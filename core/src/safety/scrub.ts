@@ -1,5 +1,5 @@
 // Replaces credentials with `[REDACTED]`: generic credential shapes, and each configured secret
-// in plain, URL-encoded, base64 and base64url form, also when hard-wrapped across lines.
+// in every form a file, patch, URL or log can carry it, split or half there (secret-forms.ts).
 //
 // Linear-time discipline (JS regexes backtrack): every generic pattern starts with a lookbehind
 // that forbids a preceding character of its own alphabet, so a run of token characters is tried
@@ -9,6 +9,8 @@
 // Unterminated PEM blocks are found with indexOf, not a lazy `[\s\S]*?`.
 
 import { mapStringsDeep } from './deep.ts'
+import { compileSecrets } from './secret-forms.ts'
+import type { SecretMatcher } from './secret-forms.ts'
 
 export const REDACTED = '[REDACTED]'
 
@@ -152,64 +154,17 @@ function pemBodyEnd(s: string, i: number): number {
   return s.length
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')
+/** The replacement of one secret match: what stood before a half token at a line start stays. */
+function redactKeepingLead(...args: unknown[]): string {
+  const groups = args[args.length - 1] as { lead?: string } | undefined
+  return (groups?.lead ?? '') + REDACTED
 }
 
-// Between any two characters of a secret form: an optional hard wrap (LF or CRLF, then the
-// indentation of the continuation line). Never ambiguous with the forms' own characters.
-const WRAP = '(?:\\r?\\n[ \\t]*)?'
-
-/** Per character: the character itself or its percent-encoding (hex digits of either case). */
-function plainOrUrlChar(ch: string): string {
-  if (/^[A-Za-z0-9]$/.test(ch)) return ch
-  const pct = Array.from(Buffer.from(ch, 'utf8'), (b) => {
-    const hex = b.toString(16).padStart(2, '0')
-    return `%${caseless(hex[0]!)}${caseless(hex[1]!)}`
-  }).join('')
-  return `(?:${escapeRegExp(ch)}|${pct})`
-}
-
-function caseless(h: string): string {
-  return /[a-f]/.test(h) ? `[${h}${h.toUpperCase()}]` : h
-}
-
-function chain(atoms: readonly string[]): string {
-  return atoms.join(WRAP)
-}
-
-/**
- * The base64 characters fully determined by `bytes` when it starts at byte offset k (mod 3) of
- * a longer base64 stream: character j covers stream bits [6j, 6j+6), the secret covers
- * [8k, 8k + 8n); the characters before and after depend on neighbouring bytes and are left out.
- */
-function base64Cores(bytes: Buffer): string[] {
-  const cores: string[] = []
-  for (let k = 0; k < 3; k++) {
-    const encoded = Buffer.concat([Buffer.alloc(k), bytes])
-      .toString('base64')
-      .replace(/=+$/, '')
-    const first = Math.ceil((8 * k) / 6)
-    const last = Math.floor((8 * k + 8 * bytes.length) / 6) // exclusive
-    cores.push(encoded.slice(first, last))
-  }
-  return cores
-}
-
-function secretPattern(secrets: readonly string[]): RegExp | undefined {
-  const alternatives = new Set<string>()
-  for (const secret of secrets) {
-    // plain and URL-encoded in one chain (any mix of raw and %XX characters)
-    alternatives.add(chain(Array.from(secret, plainOrUrlChar)))
-    for (const core of base64Cores(Buffer.from(secret, 'utf8'))) {
-      alternatives.add(chain(Array.from(core, escapeRegExp)))
-      alternatives.add(chain(Array.from(core.replace(/\+/g, '-').replace(/\//g, '_'), escapeRegExp)))
-    }
-  }
-  if (alternatives.size === 0) return undefined
-  // longest first: when two forms overlap at one position, the longer one is redacted whole
-  const sorted = [...alternatives].sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
-  return new RegExp(sorted.join('|'), 'g')
+function redactSecrets(input: string, m: SecretMatcher): string {
+  const s = input.replace(m.all, redactKeepingLead)
+  m.atStart.lastIndex = 0
+  const head = m.atStart.exec(s)
+  return head === null ? s : (head.groups?.['lead'] ?? '') + REDACTED + s.slice(head[0].length)
 }
 
 function usableSecrets(secrets: readonly string[]): string[] {
@@ -227,13 +182,13 @@ function usableSecrets(secrets: readonly string[]): string[] {
  */
 export function createScrubber(secrets: () => readonly string[]): Scrubber {
   let cacheKey: string | undefined
-  let cached: RegExp | undefined
+  let cached: SecretMatcher | undefined
   // The same list (by identity and length) as last time needs no rework: scrub runs on every
   // string of every result, and rebuilding the key each time was most of its allocation.
   let lastList: readonly string[] | undefined
   let lastLength = -1
 
-  const current = (): RegExp | undefined => {
+  const current = (): SecretMatcher | undefined => {
     const raw = secrets()
     if (raw === lastList && raw.length === lastLength) return cached
     lastList = raw
@@ -241,7 +196,7 @@ export function createScrubber(secrets: () => readonly string[]): Scrubber {
     const list = usableSecrets(raw)
     const key = list.join('\0')
     if (key !== cacheKey) {
-      cached = secretPattern(list)
+      cached = compileSecrets(list, MIN_SECRET_LENGTH)
       cacheKey = key
     }
     return cached
@@ -251,7 +206,7 @@ export function createScrubber(secrets: () => readonly string[]): Scrubber {
     let s = input
     const own = current()
     // configured secrets first: a generic shape inside one must not leave the rest visible
-    if (own !== undefined) s = s.replace(own, REDACTED)
+    if (own !== undefined && own.quick.test(s)) s = redactSecrets(s, own)
     s = scrubPem(s)
     return scrubShapes(s)
   }

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { createScrubber, REDACTED } from '../../../core/src/safety/scrub.ts'
+import { createScrubber, MIN_SECRET_LENGTH, REDACTED } from '../../../core/src/safety/scrub.ts'
+import { partialMin } from '../../../core/src/safety/secret-forms.ts'
 
 const TOKEN = 'agwp_Zk3v9QxL2mP7rT1wY8bN4cH6jD0sF5gK'
 
@@ -112,6 +113,45 @@ t.test('the configured token in every form', async (t) => {
   t.equal(sc.scrub(Buffer.from(TOKEN).toString('hex')), Buffer.from(TOKEN).toString('hex'), 'hex is not a covered form')
 })
 
+t.test('the configured token in patches, search lines and escapes (issue 10)', async (t) => {
+  const sc = createScrubber(() => [TOKEN])
+  const half = TOKEN.length >> 1
+  const [a, b] = [TOKEN.slice(0, half), TOKEN.slice(half)]
+  const hex = (s: string, upper = false): string =>
+    Array.from(Buffer.from(s), (x) => `%${x.toString(16).padStart(2, '0')}`)
+      .join('')
+      [upper ? 'toUpperCase' : 'toString']()
+  const forms: Record<string, string> = {
+    addedLines: `@@ -0,0 +1,2 @@\n+key = ${a}\n+${b}\n`,
+    removedLines: `-key = ${a}\n-${b}\n`,
+    crlfIndented: `+key = ${a}\r\n+        ${b}\r\n`,
+    quotedReply: `> ${a}\n> ${b}`,
+    concatenated: `x = "${a}" +\n    "${b}"`,
+    spaced: `${a}   \t  ${b}`,
+    fullyPercentEncoded: hex(TOKEN),
+    fullyPercentEncodedUpper: hex(TOKEN, true),
+    partlyPercentEncoded: `${TOKEN.slice(0, 5)}${hex(TOKEN.slice(5, 20))}${TOKEN.slice(20)}`,
+    jsonEscaped: Array.from(TOKEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+    htmlDecimal: Array.from(TOKEN, (c) => `&#${c.charCodeAt(0)};`).join(''),
+    htmlHex: Array.from(TOKEN, (c) => `&#x${c.charCodeAt(0).toString(16)};`).join(''),
+    htmlNamed: TOKEN.replace('_', '&lowbar;'),
+  }
+  for (const [name, form] of Object.entries(forms)) {
+    const out = sc.scrub(`x ${form} y`)
+    t.ok(out.includes(REDACTED), `${name} redacted`)
+    t.notOk(out.includes(a.slice(6)) || out.includes(b.slice(0, 12)), `${name}: neither half left: ${out}`)
+  }
+  // one search match per line: each line on its own holds only half the token
+  t.equal(sc.scrub(`key = ${a}`), `key = ${REDACTED}`, 'a line ending with the first half')
+  t.equal(sc.scrub(`${b}  # rest`), `${REDACTED}  # rest`, 'a line starting with the second half')
+  t.equal(sc.scrub(`+    ${b}`), `+    ${REDACTED}`, 'after a patch sign and indentation')
+  t.equal(sc.scrub(`ctx\n+${b}\n`), `ctx\n+${REDACTED}\n`, 'at the start of a later line')
+  const short = TOKEN.slice(0, partialMin(TOKEN.length, MIN_SECRET_LENGTH) - 1)
+  t.equal(sc.scrub(`prefix ${short}`), `prefix ${short}`, 'less than max(8, a quarter of the token) is not a half')
+  t.equal(sc.scrub(`${TOKEN.slice(10, 30)} mid`), `${REDACTED} mid`, 'a middle part at a line start')
+  t.equal(sc.scrub('agwp_ and the agwp prefix'), 'agwp_ and the agwp prefix', 'the public prefix alone stays')
+})
+
 t.test('secrets with URL-special characters', async (t) => {
   const secret = 'p@ss w/rd+:ünï=ok'
   const sc = createScrubber(() => [secret])
@@ -160,6 +200,13 @@ t.test('linear on hostile input, fast on 100 MB', async (t) => {
     '-----BEGIN RSA PRIVATE KEY-----\n'.repeat(100_000),
     'Bearer '.repeat(500_000),
     'sk-'.repeat(1_000_000),
+    `a${' '.repeat(5_000_000)}g`,
+    `${TOKEN.slice(0, 20)}${' '.repeat(5_000_000)}`,
+    `\n${'+'.repeat(5_000_000)}`,
+    `${TOKEN.slice(0, 12)}\n`.repeat(200_000),
+    `+${TOKEN.slice(20)}\n`.repeat(100_000),
+    '%6'.repeat(2_000_000),
+    '&#0000000'.repeat(500_000),
   ]
   for (const h of hostile) {
     const start = performance.now()
