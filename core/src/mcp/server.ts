@@ -50,6 +50,11 @@ export interface McpServerOptions {
   onCallSettled?: () => void
   /** Told about failures that are not protocol errors (bugs): the client only hears "internal error". */
   onInternalError?: (method: string, error: unknown) => void
+  /**
+   * Applied to every error message and every string of error data before it is written: an
+   * error may echo what the client sent (a method, a tool name, a URI), which may hold the token.
+   */
+  clean?: (s: string) => string
 }
 
 /** One outgoing JSON value: a string, or parts (strings and shared buffers) written in order. */
@@ -140,7 +145,7 @@ export class McpServer {
     try {
       value = JSON.parse(text)
     } catch (e) {
-      this.sendError(null, PARSE_ERROR, `Parse error: ${(e as Error).message}`)
+      this.sendError(null, PARSE_ERROR, `Parse error: ${parseProblem(e)}`)
       return
     }
     if (Array.isArray(value)) {
@@ -188,7 +193,9 @@ export class McpServer {
       const msg = classify(item)
       if (msg.kind === 'request' && msg.method === 'initialize') {
         return Promise.resolve(
-          replies.push(errorLine(msg.id, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch')),
+          replies.push(
+            this.errorLine(msg.id, INVALID_REQUEST, 'Invalid Request: initialize must not be part of a batch'),
+          ),
         )
       }
       return this.dispatch(msg, (line) => replies.push(lineText(line)))
@@ -203,7 +210,7 @@ export class McpServer {
       case 'response':
         return undefined // the server sends no requests, so a response answers nothing
       case 'invalid':
-        reply(errorLine(msg.id, msg.code, msg.message))
+        reply(this.errorLine(msg.id, msg.code, msg.message))
         return undefined
       case 'notification':
         this.notification(msg.method, msg.params)
@@ -230,7 +237,7 @@ export class McpServer {
     if (this.cancelledAhead.delete(id)) return undefined
     if (this.inflight.has(id)) {
       reply(
-        errorLine(
+        this.errorLine(
           id,
           INVALID_REQUEST,
           `Invalid Request: id ${JSON.stringify(id)} is already in use by a request in flight`,
@@ -271,7 +278,9 @@ export class McpServer {
         }
         if (!(await wait.ready)) {
           if (!cancelled())
-            reply(errorLine(id, INTERNAL_ERROR, 'Internal error: ag-mcp is shutting down; the call was not started'))
+            reply(
+              this.errorLine(id, INTERNAL_ERROR, 'Internal error: ag-mcp is shutting down; the call was not started'),
+            )
           return
         }
       }
@@ -332,9 +341,9 @@ export class McpServer {
   }
 
   private failureLine(id: RequestId, method: string, e: unknown): string {
-    if (e instanceof RpcError) return errorLine(id, e.code, e.message, e.data)
+    if (e instanceof RpcError) return this.errorLine(id, e.code, e.message, e.data)
     this.opts.onInternalError?.(method, e)
-    return errorLine(id, INTERNAL_ERROR, 'Internal error: the request failed inside ag-mcp (see its log)')
+    return this.errorLine(id, INTERNAL_ERROR, 'Internal error: the request failed inside ag-mcp (see its log)')
   }
 
   /** Which era serves this request, or why none does. */
@@ -343,7 +352,7 @@ export class McpServer {
     const version = isObject(meta) ? meta[META_VERSION] : undefined
     if (version !== undefined) {
       if (version !== MODERN_REVISION) {
-        const requested = describeVersion(version)
+        const requested = describeVersion(version, this.opts.clean)
         const hint = isLegacyRevision(version)
           ? `revision ${version} is negotiated with initialize, not per request: send initialize for it, or use ${MODERN_REVISION} in _meta`
           : `unsupported protocol version ${requested}; per-request _meta supports ${MODERN_REVISION}`
@@ -502,13 +511,37 @@ export class McpServer {
   }
 
   private sendError(id: RequestId | null, code: number, message: string): void {
-    this.opts.send(errorLine(id, code, message))
+    this.opts.send(this.errorLine(id, code, message))
+  }
+
+  /** Every error this server writes, cleaned (see McpServerOptions.clean). */
+  private errorLine(id: RequestId | null, code: number, message: string, data?: unknown): string {
+    const clean = this.opts.clean
+    if (clean === undefined) return errorLine(id, code, message, data)
+    const cleanData =
+      data === undefined
+        ? undefined
+        : (JSON.parse(JSON.stringify(data), (_k, v: unknown) => (typeof v === 'string' ? clean(v) : v)) as unknown)
+    return errorLine(id, code, clean(message), cleanData)
   }
 }
 
+/**
+ * Why a line is not JSON, without V8's quote of the line itself (which may hold part of a
+ * secret too short to be recognised once cut out of its context).
+ */
+function parseProblem(e: unknown): string {
+  const m = e instanceof Error ? e.message : ''
+  return m === '' || /["'`]/.test(m) ? 'the line is not valid JSON' : m
+}
+
 /** The requested version as data.requested (a string): clipped, and never a deep serialization of junk. */
-function describeVersion(v: unknown): string {
-  if (typeof v === 'string') return v.length > 64 ? `${v.slice(0, 64)}…` : v
+function describeVersion(v: unknown, clean: (s: string) => string = (s) => s): string {
+  // cleaned before it is cut: a cut through a secret would leave a part too short to recognise
+  if (typeof v === 'string') {
+    const c = clean(v)
+    return c.length > 64 ? `${c.slice(0, 64)}…` : c
+  }
   if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v)
   return Array.isArray(v) ? '(an array)' : '(an object)'
 }

@@ -153,7 +153,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     if (!tool)
       throw new RpcError(
         INVALID_PARAMS,
-        `Invalid params: unknown tool "${clip(name)}"; tools/list shows the tools this server offers`,
+        `Invalid params: unknown tool "${clip(name, o.scrubber)}"; tools/list shows the tools this server offers`,
       )
     const t0 = performance.now()
     let outcome = 'error'
@@ -213,12 +213,12 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
       }
       throw new RpcError(
         INVALID_PARAMS,
-        `Invalid params: no resource matches "${clip(uri)}"; resources/list and resources/templates/list show what can be read`,
+        `Invalid params: no resource matches "${clip(uri, o.scrubber)}"; resources/list and resources/templates/list show what can be read`,
       )
     },
     getPrompt(name: string, args: Record<string, string>): PromptResult {
       const p = o.registry.prompts(o.enabled).find((x) => x.name === name)
-      if (!p) throw new RpcError(INVALID_PARAMS, `Invalid params: unknown prompt "${clip(name)}"`)
+      if (!p) throw new RpcError(INVALID_PARAMS, `Invalid params: unknown prompt "${clip(name, o.scrubber)}"`)
       for (const a of p.arguments ?? []) {
         if (a.required && (args[a.name] === undefined || args[a.name] === ''))
           throw new RpcError(INVALID_PARAMS, `Invalid params: prompt ${p.name} needs argument "${a.name}"`)
@@ -274,8 +274,8 @@ function resourceContents(uri: string, mimeType: string, outcome: CallOutcome): 
   return [{ uri, mimeType, text: outcome.text }]
 }
 
-/** Echoes a client-supplied name safely: cleaned and short. */
-function clip(s: string): string {
-  const t = sanitizeText(s).text
+/** Echoes a client-supplied name safely: cleaned and scrubbed (before the cut: see scrub.ts), and short. */
+function clip(s: string, scrubber: Scrubber): string {
+  const t = scrubber.scrub(sanitizeText(s).text)
   return t.length > 80 ? `${t.slice(0, 80)}…` : t
 }

@@ -46,7 +46,8 @@ export function renderError(
   quoted: string | undefined,
   env: RenderEnv,
 ): CallOutcome {
-  const summary = `${tool.name}: ${trusted}`.replace(/[\r\n]+/g, ' ')
+  // ag-mcp's own words, but they may name a value from the call or the configuration
+  const summary = env.scrubber.scrub(`${tool.name}: ${trusted}`.replace(/[\r\n]+/g, ' '))
   if (quoted === undefined) return { text: summary, isError: true }
   const cleaned = env.scrubber.scrub(sanitizeText(quoted).text)
   const limit = Math.min(env.maxOutputBytes, ERROR_MESSAGE_BYTES + Buffer.byteLength(summary) + 200)
