@@ -8,6 +8,7 @@ import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
 import type { Config } from './config/config.ts'
 import { UsageError } from './config/parse.ts'
+import { flagValues, namedTokens } from './config/named-tokens.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
 import { PluginSet } from './pipeline/plugins.ts'
 import type { PluginLoaders } from './pipeline/plugins.ts'
@@ -21,7 +22,9 @@ import { ALL_REVISIONS } from './mcp/revisions.ts'
 import type { ServerInfo } from './plugin-api.ts'
 import { resolveGroups } from './policy/groups.ts'
 import { createTokenBucket } from './policy/rate-limit.ts'
-import { createScrubber } from './safety/scrub.ts'
+import { createScrubber, REDACTED } from './safety/scrub.ts'
+import type { Scrubber } from './safety/scrub.ts'
+import { sanitizeText } from './safety/sanitize.ts'
 
 export interface ServeOptions {
   name: string
@@ -40,10 +43,20 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   const scrubber = createScrubber(() => secrets())
   let config: Readonly<Config>
   let info: ReturnType<typeof loadConfig>['info']
+  // Start-up messages and --print-config may echo a flag's value: with the token the
+  // configuration names known to the scrubber, a token typed into the wrong flag is not echoed.
+  const knowNamedTokens = (): void => {
+    const named = namedTokens(o.argv, o.env)
+    secrets = () => named
+  }
+  const failScrubbed = (message: string): number => {
+    knowNamedTokens()
+    return fail(hideSecretValues(`ag-mcp: ${message}`, flagValues(o.argv, o.env), scrubber))
+  }
   try {
     ;({ config, info } = loadConfig(o.argv, o.env, (v) => scrubber.scrub(v) !== v))
   } catch (e) {
-    if (e instanceof UsageError) return fail(`ag-mcp: ${e.message}`)
+    if (e instanceof UsageError) return failScrubbed(e.message)
     throw e
   }
   const registry = new Registry(o.manifests)
@@ -58,16 +71,19 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     ...(config.logFile ? { file: config.logFile } : {}),
   })
   const groups = resolveGroups(registry.groups, config.allow, config.enable)
-  if (!groups.ok) return fail(`ag-mcp: ${groups.error}`)
-  if (info === 'print-config')
-    return print(`${JSON.stringify({ ...config, enabledGroups: [...groups.enabled] }, null, 2)}\n`)
+  if (!groups.ok) return failScrubbed(groups.error)
+  if (info === 'print-config') {
+    knowNamedTokens()
+    const shown = scrubber.scrubDeep({ ...config, enabledGroups: [...groups.enabled] })
+    return print(`${JSON.stringify(shown, null, 2)}\n`)
+  }
   for (const w of groups.warnings) log.warn(w)
   let tokens: Awaited<ReturnType<typeof createTokenSource>>
   try {
     tokens = await createTokenSource({ file: config.tokenFile, env: config.tokenEnv, environment: o.env, log })
   } catch (e) {
     await log.idle() // the warnings above come first
-    return fail(`ag-mcp: ${(e as Error).message}`)
+    return failScrubbed((e as Error).message)
   }
   secrets = () => tokens.secrets()
   const limits = {
@@ -114,7 +130,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const v8 = process.getBuiltinModule('node:v8')
     v8.setFlagsFromString('--semi-space-growth-factor=1')
   }, 20).unref()
-  return runLoop(pipeline, config, log)
+  return runLoop(pipeline, config, log, scrubber)
 }
 
 /** At exit, how long log lines still queued for stderr may take to leave. */
@@ -138,6 +154,7 @@ function runLoop(
   pipeline: ReturnType<typeof createPipeline>,
   config: Readonly<Config>,
   log: ClosableLogger,
+  scrubber: Scrubber,
 ): Promise<number> {
   const writer = new LineWriter(process.stdout)
   const server = new McpServer({
@@ -151,6 +168,7 @@ function runLoop(
         later()
       }
     },
+    clean: (s) => scrubber.scrub(sanitizeText(s).text),
     onInternalError: (method, e) =>
       log.error('internal error', { method, error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
   })
@@ -264,6 +282,16 @@ function runLoop(
 function print(text: string): number {
   process.stdout.write(text)
   return 0
+}
+
+/**
+ * A start-up message with every flag value that holds a secret replaced whole (so no part of
+ * it shows, however the message quotes it), then scrubbed.
+ */
+function hideSecretValues(message: string, values: readonly string[], scrubber: Scrubber): string {
+  let out = sanitizeText(message).text
+  for (const v of values) if (v !== '' && scrubber.scrub(v) !== v) out = out.split(v).join(REDACTED)
+  return scrubber.scrub(out)
 }
 
 function fail(message: string): number {

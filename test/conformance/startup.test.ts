@@ -122,3 +122,44 @@ t.test('--token-env: the token comes from the environment and goes nowhere else'
   t.equal((await p.close()).code, 0)
   t.notOk(p.stderr.includes(TOKEN) || p.lines.join('\n').includes(TOKEN))
 })
+
+t.test('a token typed into the wrong flag is never echoed (start-up errors, --print-config)', async (t) => {
+  const dir = t.testdir({})
+  // one token ag-server would mint, one of no known shape: only the comparison with the
+  // configured token can recognise the second
+  for (const secret of [TOKEN, 'Sup3r-Secret-Value-8c1f0e77d2a94b']) {
+    const file = join(dir, `token-${secret.length}`)
+    writeFileSync(file, `${secret}\n`)
+    chmodSync(file, 0o600)
+    const cases: [string, string[], Record<string, string>, number][] = [
+      ['--upstream', ['--token-file', file, '--upstream', secret], {}, 2],
+      ['--upstream=', ['--token-file', file, `--upstream=${secret}`], {}, 2],
+      ['--log-level', ['--token-file', file, '--log-level', secret], {}, 2],
+      ['a positional argument', ['--token-file', file, secret], {}, 2],
+      ['AG_MCP_UPSTREAM', ['--token-file', file], { AG_MCP_UPSTREAM: secret }, 2],
+      [
+        '--token-env with the token in the environment',
+        ['--token-env', 'MY_TOKEN', '--upstream', secret],
+        { MY_TOKEN: secret },
+        2,
+      ],
+      ['--token-env given the token itself', ['--token-env', secret], {}, 2],
+      ['--repo, --print-config', ['--token-file', file, '--repo', secret, '--print-config'], {}, 0],
+      [
+        '--write-path, --print-config',
+        ['--token-file', file, '--write-path', `docs/${secret}/*`, '--print-config'],
+        {},
+        0,
+      ],
+      ['AG_MCP_REPO, --print-config', ['--token-file', file, '--print-config'], { AG_MCP_REPO: secret }, 0],
+    ]
+    for (const [what, args, env, code] of cases) {
+      const r = run(args, env)
+      t.equal(r.code, code, `${what}: exits ${code}${r.code !== code ? `: ${r.stderr}` : ''}`)
+      const out = r.stdout + r.stderr
+      t.notOk(out.includes(secret), `${what}: the token is not echoed`)
+      t.notOk(out.includes(secret.slice(6, 18)), `${what}: nor a part of it`)
+      if (code === 2) t.match(r.stderr, /^ag-mcp: /, `${what}: still says what is wrong`)
+    }
+  }
+})

@@ -50,6 +50,11 @@ export async function createTokenSource(opts: {
     }
   }
   if (env !== undefined) {
+    // Not echoed unless it is a name: a token pasted here must not reach the error message.
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(env))
+      throw new Error(
+        '--token-env takes the NAME of an environment variable; the value given is not one (not shown: it may be the token itself)',
+      )
     const value = environment[env]?.trim()
     if (value === undefined || value === '') throw new Error(`--token-env ${env}: the variable is not set or empty`)
     remember(value)
