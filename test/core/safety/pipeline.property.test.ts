@@ -11,8 +11,10 @@ const scrubber = createScrubber(() => [SECRET])
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8')
 
 // Anything a terminal or a reader could be fooled by, plus unpaired surrogates.
-const FORBIDDEN =
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+const FORBIDDEN_UNITS =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+const HIDDEN = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/u
+const FORBIDDEN = { test: (s: string): boolean => FORBIDDEN_UNITS.test(s) || HIDDEN.test(s) }
 
 const anyUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c))
 const anyCodePoint = fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c))
@@ -47,6 +49,15 @@ const hostilePiece = fc.constantFrom(
   '\u200d',
   '\ufeff',
   '\u{e0041}',
+  '\u00ad',
+  '\u034f',
+  '\u180e',
+  '\u3164',
+  '\ufe0f',
+  '\u{e0100}',
+  '\u2028',
+  '\u2029',
+  '\ufff9',
   '\ud800',
   '\udfff',
   '😀',

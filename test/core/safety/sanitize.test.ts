@@ -53,8 +53,51 @@ t.test('what is kept', async (t) => {
   t.same(sanitizeText(keep), { text: keep, removed: 0 })
   t.equal(sanitizeText(keep).text, keep, 'unchanged input is returned as is')
   t.same(sanitizeText(''), { text: '', removed: 0 })
-  // the tag block neighbours are ordinary characters
-  t.same(sanitizeText('\u{e0080}\u{dffff}'), { text: '\u{e0080}\u{dffff}', removed: 0 })
+  // U+E0000–U+E0FFF are all default-ignorable; their neighbours are ordinary characters
+  t.same(sanitizeText('\u{e1000}\u{dffff}'), { text: '\u{e1000}\u{dffff}', removed: 0 })
+})
+
+t.test('every default-ignorable and format code point goes, counted once (issue 10)', async (t) => {
+  const named: Array<[string, string]> = [
+    ['soft hyphen', '\u00ad'],
+    ['combining grapheme joiner', '\u034f'],
+    ['Mongolian vowel separator', '\u180e'],
+    ['Hangul fillers', '\u115f\u1160\u3164\uffa0'],
+    ['variation selectors', '\ufe00\ufe0f\u{e0100}\u{e01ef}'],
+    ['interlinear annotation marks', '\ufff9\ufffa\ufffb'],
+    ['Arabic number signs', '\u0600\u0605'],
+    ['emoji ZWJ and presentation selector', '\u200d\ufe0f'],
+  ]
+  for (const [name, chars] of named)
+    t.same(sanitizeText(`a${chars}b`), { text: 'ab', removed: [...chars].length }, name)
+  t.same(
+    sanitizeText('a\u2028b\u2029c'),
+    { text: 'a\nb\nc', removed: 2 },
+    'line and paragraph separators become line breaks',
+  )
+  t.same(
+    sanitizeText('family 👨\u200d👩\u200d👧'),
+    { text: 'family 👨👩👧', removed: 2 },
+    'an emoji ZWJ sequence shows as its parts',
+  )
+  // The whole set, as the running Node's Unicode data defines it; the rest sampled.
+  const IGNORABLE = /^[\p{Default_Ignorable_Code_Point}\p{Cf}]$/u
+  let members = 0
+  const wrong: string[] = []
+  for (let cp = 0xa0; cp <= 0x10ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue
+    const ch = String.fromCodePoint(cp)
+    const member = IGNORABLE.test(ch)
+    if (!member && cp % 97 !== 0) continue
+    const r = sanitizeText(`a${ch}b`)
+    if (member) {
+      members++
+      if (r.text !== 'ab' || r.removed !== 1) wrong.push(`U+${cp.toString(16)} kept`)
+    } else if (cp !== 0x2028 && cp !== 0x2029 && (r.text !== `a${ch}b` || r.removed !== 0))
+      wrong.push(`U+${cp.toString(16)} removed`)
+  }
+  t.same(wrong, [], 'each member removed and counted once, the others kept')
+  t.ok(members > 4000, `${members} code points in the set`)
 })
 
 t.test('unterminated and interrupted sequences lose at most the rest of their line', async (t) => {
