@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// The build: manifests → checks, types, precompiled validators, docs/tools.md; then esbuild
-// bundles bin/ag-mcp.ts and bin/ag-server.ts into one file each under dist/.
+// The build: manifests and plugins → checks, types, precompiled validators, the plugin list,
+// docs/tools.md and docs/flags.md; then esbuild bundles bin/ag-mcp.ts and bin/ag-server.ts into
+// one file each under dist/.
 //   node build.mjs              build everything
-//   node build.mjs --check-docs exit 1 if docs/tools.md differs from what the build writes
+//   node build.mjs --check-docs exit 1 if docs/tools.md or docs/flags.md differs from what the build writes
+//   node build.mjs --extra DIR  a test bundle: DIR/plugins/*/ and DIR/manifests/*.json join the
+//                               product's, built into generated/extra/ (ag-mcp.mjs included).
+//                               Nothing of it reaches dist/: the product never bundles a fixture.
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { deflateRawSync } from 'node:zlib'
 import * as esbuild from 'esbuild'
@@ -14,14 +18,20 @@ import standaloneCode from 'ajv/dist/standalone/index.js'
 import { compile as toTypeScript } from 'json-schema-to-typescript'
 
 const root = dirname(fileURLToPath(import.meta.url))
-const gen = join(root, 'generated')
 const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'))
 const checkDocsOnly = process.argv.includes('--check-docs')
+const extraAt = process.argv.indexOf('--extra')
+const extraDir = extraAt === -1 ? undefined : resolve(root, process.argv[extraAt + 1] ?? '')
+const productGen = join(root, 'generated')
+const gen = extraDir ? join(productGen, 'extra') : productGen
 
+/** @param {string[]} lines @returns {never} */
 function fail(lines) {
   console.error(`build failed:\n  ${lines.join('\n  ')}`)
   process.exit(1)
 }
+
+if (extraDir && !existsSync(join(extraDir, 'plugins'))) fail([`--extra ${extraDir}: it has no plugins/ folder`])
 
 /** Bundles a TS module for use by this script itself, and imports it. */
 async function importTs(contents, name) {
@@ -41,20 +51,29 @@ async function importTs(contents, name) {
   return import(`${pathToFileURL(file).href}?t=${Date.now()}`)
 }
 
-// 1. Manifests, validated against their schema.
-const manifestDir = join(root, 'manifests')
-const schema = JSON.parse(await readFile(join(manifestDir, 'manifest.schema.json'), 'utf8'))
+/** A module specifier for `file`, relative to the folder `from`. */
+const specifier = (from, file) => {
+  const r = relative(from, file).split('\\').join('/')
+  return r.startsWith('.') ? r : `./${r}`
+}
+
+// 1. Manifests, validated against their schema: manifests/ and, for a test bundle, DIR/manifests/.
+const schema = JSON.parse(await readFile(join(root, 'manifests', 'manifest.schema.json'), 'utf8'))
 const schemaAjv = new Ajv({ allErrors: true, strict: false })
 const validateManifest = schemaAjv.compile(schema)
 const manifests = []
-for (const file of (await readdir(manifestDir))
-  .filter((f) => f.endsWith('.json') && f !== 'manifest.schema.json')
-  .sort()) {
-  const data = JSON.parse(await readFile(join(manifestDir, file), 'utf8'))
-  if (!validateManifest(data))
-    fail(validateManifest.errors.map((e) => `manifests/${file}: ${e.instancePath || '/'} ${e.message}`))
-  delete data.$schema
-  manifests.push(data)
+const extraGroups = new Set()
+for (const dir of [join(root, 'manifests'), ...(extraDir ? [join(extraDir, 'manifests')] : [])]) {
+  if (!existsSync(dir)) continue
+  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.json') && f !== 'manifest.schema.json').sort()) {
+    const data = JSON.parse(await readFile(join(dir, file), 'utf8'))
+    const where = relative(root, join(dir, file))
+    if (!validateManifest(data))
+      fail(validateManifest.errors.map((e) => `${where}: ${e.instancePath || '/'} ${e.message}`))
+    delete data.$schema
+    manifests.push(data)
+    if (dir !== join(root, 'manifests')) extraGroups.add(data.group)
+  }
 }
 // Deterministic order: always-on groups first, then default, opt-in, flag-only; by name within.
 const accessOrder = ['always', 'default', 'opt-in', 'flag-only']
@@ -63,34 +82,122 @@ manifests.sort(
 )
 
 const support = await importTs(
-  `export * from './core/src/manifest/check.ts'; export * from './core/src/manifest/docs.ts'`,
+  `export * from './core/src/manifest/check.ts'; export * from './core/src/manifest/docs.ts'
+   export * from './core/src/config/flags.ts'; export * from './core/src/config/flags-doc.ts'`,
   'build-support',
 )
 
-// 2. Docs (committed, so checked rather than silently rewritten in --check-docs mode).
-const docs = support.renderToolsDoc(manifests)
-const docsPath = join(root, 'docs', 'tools.md')
-if (checkDocsOnly) {
-  const current = existsSync(docsPath) ? await readFile(docsPath, 'utf8') : ''
-  if (current !== docs) fail(['docs/tools.md is out of date: run `npm run build` and commit it'])
-  console.log('docs/tools.md is up to date')
-  process.exit(0)
-}
-await mkdir(join(root, 'docs'), { recursive: true })
-await writeFile(docsPath, docs)
-
-// 3. Plugins: which handlers each one has, to check manifests against.
+// 2. Plugins: one folder each under plugins/ (and DIR/plugins/), its index.ts default-exporting
+// definePlugin({...}). What the core needs before loading one (its options) is read here, once.
+const OPTION_TYPES = { string: 'string', number: 'number', boolean: 'boolean', list: 'object' }
+const ROLES = ['upstream-url', 'credential-file', 'credential-env', 'root']
+const optionAjv = new Ajv({ allErrors: true, strict: true, code: { source: true, esm: true, optimize: true } })
+const optionExports = {}
+const plugins = [] // { name, dir, plugin, validators: { option: exportName } }
 const catalog = {}
-for (const name of (await readdir(join(root, 'plugins'))).sort()) {
-  const entry = join(root, 'plugins', name, 'index.ts')
-  if (!existsSync(entry)) continue
-  const mod = await importTs(`export { default } from './plugins/${name}/index.ts'`, `plugin-${name}`)
-  const plugin = mod.default
-  if (!plugin || plugin.name !== name) fail([`plugins/${name}/index.ts must default-export a plugin named "${name}"`])
-  catalog[name] = { handlers: Object.keys(plugin.handlers ?? {}), hasOperation: typeof plugin.operation === 'function' }
+const problems = []
+for (const base of [join(root, 'plugins'), ...(extraDir ? [join(extraDir, 'plugins')] : [])]) {
+  for (const name of (await readdir(base)).sort()) {
+    const dir = join(base, name)
+    if (!existsSync(join(dir, 'index.ts'))) continue
+    const at = `${relative(root, dir)}/index.ts`
+    if (catalog[name]) fail([`${at}: a plugin named "${name}" exists twice`])
+    const mod = await importTs(
+      `export { default } from './${specifier(root, join(dir, 'index.ts'))}'`,
+      `plugin-${name}`,
+    )
+    const plugin = mod.default
+    if (!plugin || plugin.name !== name || plugin.api !== 1)
+      fail([`${at} must default-export definePlugin({ name: "${name}", api: 1, … })`])
+    const validators = {}
+    for (const [option, spec] of Object.entries(plugin.options ?? {})) {
+      const where = `${at}: option "${option}"`
+      if (!/^[a-z][a-z0-9-]{0,40}$/.test(option)) problems.push(`${where}: name must match ^[a-z][a-z0-9-]{0,40}$`)
+      if (!(spec.type in OPTION_TYPES)) problems.push(`${where}: type must be string, number, boolean or list`)
+      if (typeof spec.description !== 'string' || spec.description.length < 10)
+        problems.push(`${where}: needs a description (it is shown in --help and docs/flags.md)`)
+      if (spec.role !== undefined && (!ROLES.includes(spec.role) || spec.type !== 'string'))
+        problems.push(`${where}: role must be one of ${ROLES.join(', ')}, on a string option`)
+      if (spec.default !== undefined && typeof spec.default !== OPTION_TYPES[spec.type])
+        problems.push(`${where}: default is not a ${spec.type}`)
+      if (spec.schema !== undefined) {
+        const id = `option/${name}/${option}`
+        let check
+        try {
+          check = optionAjv.compile({ ...spec.schema, $id: id })
+        } catch (e) {
+          problems.push(`${where}: schema does not compile (${e.message})`)
+          continue
+        }
+        if (spec.default !== undefined && !check(spec.default))
+          problems.push(`${where}: default ${JSON.stringify(spec.default)} fails its own schema`)
+        const exportName = `option_${name}_${Object.keys(validators).length}`
+        optionExports[exportName] = id
+        validators[option] = exportName
+      }
+    }
+    for (const role of ROLES) {
+      const n = Object.values(plugin.options ?? {}).filter((s) => s.role === role).length
+      if (n > 1) problems.push(`${at}: ${n} options have role ${role}; a plugin has at most one`)
+    }
+    let checkOperation
+    if (plugin.operation) {
+      let validate
+      try {
+        validate = schemaAjv.compile(plugin.operation.schema)
+      } catch (e) {
+        fail([`${at}: operation.schema does not compile (${e.message})`])
+      }
+      checkOperation = (op, props) => [
+        ...(validate(op)
+          ? (plugin.operation.check?.(op, props) ?? [])
+          : validate.errors.map(
+              (e) => `operation${e.instancePath} ${e.message} (the ${name} plugin's operation schema)`,
+            )),
+      ]
+    }
+    catalog[name] = { handlers: Object.keys(plugin.handlers ?? {}), ...(checkOperation ? { checkOperation } : {}) }
+    plugins.push({ name, dir, plugin, validators })
+  }
 }
-const problems = support.checkManifests(manifests, catalog)
+problems.push(...support.checkManifests(manifests, catalog))
+let table
+try {
+  table = support.flagTable(
+    Object.fromEntries(
+      plugins.map(({ name, plugin }) => [
+        name,
+        { optionPrefix: plugin.optionPrefix ?? `${name}-`, options: plugin.options ?? {} },
+      ]),
+    ),
+  )
+} catch (e) {
+  problems.push(e.message)
+}
 if (problems.length > 0) fail(problems)
+
+// 3. Docs (committed, so checked rather than silently rewritten in --check-docs mode). Only the
+// product's: a test bundle documents nothing.
+if (!extraDir) {
+  const byName = Object.fromEntries(plugins.map((p) => [p.name, p.plugin]))
+  const docs = {
+    'tools.md': support.renderToolsDoc(manifests, (plugin, op) => byName[plugin]?.operation?.describe?.(op)),
+    'flags.md': support.renderFlagsDoc(table),
+  }
+  if (checkDocsOnly) {
+    const stale = []
+    for (const [file, text] of Object.entries(docs)) {
+      const path = join(root, 'docs', file)
+      if ((existsSync(path) ? await readFile(path, 'utf8') : '') !== text) stale.push(file)
+    }
+    await rm(join(gen, 'tmp'), { recursive: true, force: true })
+    if (stale.length > 0) fail([`docs/${stale.join(', docs/')} out of date: run \`npm run build\` and commit`])
+    console.log('docs/tools.md and docs/flags.md are up to date')
+    process.exit(0)
+  }
+  await mkdir(join(root, 'docs'), { recursive: true })
+  for (const [file, text] of Object.entries(docs)) await writeFile(join(root, 'docs', file), text)
+}
 
 // 4. Every output may also say it was truncated or sanitized (the core adds these fields).
 // An output schema that admits additional properties already allows them (and the summary
@@ -116,19 +223,65 @@ for (const m of manifests) {
 
 await rm(join(gen, 'types'), { recursive: true, force: true })
 await mkdir(join(gen, 'types'), { recursive: true })
+const coreFrom = (file) => specifier(gen, join(root, 'core', 'src', file))
 await writeFile(
   join(gen, 'manifests.js'),
   `// Generated by build.mjs. Do not edit.\n// A JSON string parses faster than the same object as code.\nexport const manifests = JSON.parse(${JSON.stringify(JSON.stringify(manifests))})\n`,
 )
 await writeFile(
   join(gen, 'manifests.d.ts'),
-  `// Generated by build.mjs. Do not edit.\nimport type { GroupManifest } from '../core/src/manifest/types.ts'\nexport declare const manifests: GroupManifest[]\n`,
+  `// Generated by build.mjs. Do not edit.\nimport type { GroupManifest } from '${coreFrom('manifest/types.ts')}'\nexport declare const manifests: GroupManifest[]\n`,
 )
 
-// 5. Types for every tool's input and output, and for the AGWP contract.
+/** ajv standalone code as plain ESM: its runtime helpers come as require(); make them imports. */
+function standaloneEsm(instance, exportsMap) {
+  const helpers = new Map()
+  const code = standaloneCode(instance, exportsMap).replace(
+    /require\("(ajv\/dist\/runtime\/[a-z0-9_]+)"\)/g,
+    (_, spec) => {
+      if (!helpers.has(spec)) helpers.set(spec, `__ajv_rt${helpers.size}`)
+      return helpers.get(spec)
+    },
+  )
+  // The helper's function, whichever CommonJS interop the importer gets (Node's default import is
+  // module.exports; esbuild's, for a module marked __esModule, is exports.default).
+  const imports = [...helpers].map(
+    ([spec, id]) =>
+      `import * as ${id}_ns from '${spec}.js'\nconst ${id} = { default: typeof ${id}_ns.default === 'function' ? ${id}_ns.default : ${id}_ns.default.default }`,
+  )
+  return `${imports.join('\n')}\n${code}`
+}
+
+// 5. The plugin list (the one place that says which plugins exist): each plugin's options, the
+// precompiled checks of those that declare a schema, and a loader. bin/ag-mcp.ts imports it; the
+// loader's import() becomes a lazy chunk, so a plugin costs nothing until its first call.
+const optionChecks = Object.keys(optionExports).length > 0 ? standaloneEsm(optionAjv, optionExports) : ''
+const pluginEntries = plugins.map(({ name, dir, plugin, validators }) => {
+  const checks = Object.entries(validators).map(([o, fn]) => `${JSON.stringify(o)}: ${fn}`)
+  return [
+    `  ${JSON.stringify(name)}: {`,
+    `    optionPrefix: ${JSON.stringify(plugin.optionPrefix ?? `${name}-`)},`,
+    `    options: ${JSON.stringify(plugin.options ?? {})},`,
+    `    validators: { ${checks.join(', ')} },`,
+    `    load: () => import(${JSON.stringify(specifier(gen, join(dir, 'index.ts')))}).then((m) => m.default),`,
+    '  },',
+  ].join('\n')
+})
+await writeFile(
+  join(gen, 'plugins.js'),
+  `// Generated by build.mjs from plugins/*/. Do not edit.\n${optionChecks}\nexport const plugins = {\n${pluginEntries.join('\n')}\n}\n`,
+)
+await writeFile(
+  join(gen, 'plugins.d.ts'),
+  `// Generated by build.mjs. Do not edit.\nimport type { BundledPlugins } from '${coreFrom('pipeline/plugins.ts')}'\nexport declare const plugins: BundledPlugins\n`,
+)
+
+// 6. Types for every tool's input and output (a test bundle: for its own tools only), the tools
+// of each plugin (what a plugin's Handlers<…> are typed with), and the AGWP contract.
 const pascal = (s) => s.replace(/(^|_)([a-z0-9])/g, (_, __, c) => c.toUpperCase())
-let types = '// Generated by build.mjs from manifests/*.json. Do not edit.\n'
-for (const m of manifests) {
+const typed = manifests.filter((m) => !extraDir || extraGroups.has(m.group))
+let types = '// Generated by build.mjs from the manifests. Do not edit.\n'
+for (const m of typed) {
   for (const t of m.tools) {
     for (const [suffix, s] of [
       ['Input', t.input],
@@ -138,9 +291,15 @@ for (const m of manifests) {
     }
   }
 }
+const typedTools = typed.flatMap((m) => m.tools)
+types += `\n/** Every tool's argument and result types, by tool name. */\nexport interface Tools {\n${typedTools.map((t) => `  ${t.name}: { input: ${pascal(t.name)}Input; output: ${pascal(t.name)}Output }`).join('\n')}\n}\n`
+const toolsByPlugin = new Map()
+for (const m of typed)
+  toolsByPlugin.set(m.plugin, [...(toolsByPlugin.get(m.plugin) ?? []), ...m.tools.map((t) => t.name)])
+types += `\n/** The tools each plugin serves: \`Handlers<PluginTools['name'], State>\` types a plugin's handlers. */\nexport interface PluginTools {\n${[...toolsByPlugin].map(([p, names]) => `  ${p}: Pick<Tools, ${names.map((n) => `'${n}'`).join(' | ')}>`).join('\n')}\n}\n`
 await writeFile(join(gen, 'types', 'tools.ts'), types)
 const contractPath = join(root, 'contract', 'agwp-v1.schema.json')
-if (existsSync(contractPath)) {
+if (!extraDir && existsSync(contractPath)) {
   const contract = JSON.parse(await readFile(contractPath, 'utf8'))
   const defs = contract.$defs ?? contract.definitions ?? {}
   const key = contract.$defs ? '$defs' : 'definitions'
@@ -162,7 +321,7 @@ if (existsSync(contractPath)) {
   await writeFile(join(gen, 'types', 'agwp.ts'), ts)
 }
 
-// 6. Precompiled validators: no schema is compiled when ag-mcp starts.
+// 7. Precompiled validators: no schema is compiled when ag-mcp starts.
 const ajv = new Ajv({
   allErrors: true,
   strict: true,
@@ -178,33 +337,38 @@ for (const m of manifests) {
     exportsMap[`${t.name}__output`] = `tool/${t.name}/output`
   }
 }
-let validators = standaloneCode(ajv, exportsMap)
-// Runtime helpers come as require(); turn them into imports so the module is plain ESM.
-const helpers = new Map()
-validators = validators.replace(/require\("(ajv\/dist\/runtime\/[a-z0-9_]+)"\)/g, (_, spec) => {
-  if (!helpers.has(spec)) helpers.set(spec, `__ajv_rt${helpers.size}`)
-  return helpers.get(spec)
-})
-const imports = [...helpers].map(([spec, id]) => `import ${id} from '${spec}.js'`).join('\n')
-const table = manifests
+const validatorTable = manifests
   .flatMap((m) => m.tools)
   .map((t) => `  ${t.name}: { input: ${t.name}__input, output: ${t.name}__output },`)
   .join('\n')
 await writeFile(
   join(gen, 'validators.js'),
-  `// Generated by build.mjs. Do not edit.\n${imports}\n${validators}\nexport const validators = {\n${table}\n}\n`,
+  `// Generated by build.mjs. Do not edit.\n${standaloneEsm(ajv, exportsMap)}\nexport const validators = {\n${validatorTable}\n}\n`,
 )
 await writeFile(
   join(gen, 'validators.d.ts'),
-  `// Generated by build.mjs. Do not edit.\nimport type { ToolValidators } from '../core/src/pipeline/validation.ts'\nexport declare const validators: ToolValidators\n`,
+  `// Generated by build.mjs. Do not edit.\nimport type { ToolValidators } from '${coreFrom('pipeline/validation.ts')}'\nexport declare const validators: ToolValidators\n`,
 )
 
-// 7. Bundles. Every dynamic import() becomes a lazy chunk: bundled on its own, embedded as a
+// 8. Bundles. Every dynamic import() becomes a lazy chunk: bundled on its own, embedded as a
 // string and evaluated on first use, so start-up does not even parse it.
 const define = { AG_MCP_VERSION: JSON.stringify(pkg.version) }
 // AG_MCP_BUILD_DEBUG=1 keeps the bundles readable (no minification) for debugging.
 const minify = process.env.AG_MCP_BUILD_DEBUG !== '1'
 const evalChunkPath = join(root, 'bin', 'eval-chunk.ts')
+// A test bundle is the product's code with its own generated modules (manifests, plugin list,
+// validators): the core's imports of generated/X.js are pointed at generated/extra/X.js.
+const GENERATED = /(^|\/)generated\/(manifests|plugins|validators)\.js$/
+const remap = (path) =>
+  extraDir && path.startsWith(productGen) && GENERATED.test(path) ? join(gen, path.slice(productGen.length + 1)) : path
+const useExtraGenerated = {
+  name: 'use-extra-generated',
+  setup(build) {
+    build.onResolve({ filter: GENERATED }, (args) =>
+      args.kind === 'dynamic-import' ? undefined : { path: remap(join(args.resolveDir, args.path)) },
+    )
+  },
+}
 const lazyChunks = {
   name: 'lazy-chunks',
   setup(build) {
@@ -216,7 +380,7 @@ const lazyChunks = {
         importer: args.importer,
       })
       if (r.errors.length > 0) return { errors: r.errors }
-      return { path: r.path, namespace: 'lazy-chunk' }
+      return { path: remap(r.path), namespace: 'lazy-chunk' }
     })
     build.onLoad({ filter: /.*/, namespace: 'lazy-chunk' }, async (args) => {
       // A chunk is CommonJS, where import.meta is empty: its import.meta.url is the bundle's,
@@ -231,14 +395,15 @@ const lazyChunks = {
         logLevel: 'silent',
       }
       // The export names come from an ESM build's metafile; the code itself is CommonJS.
-      const probe = await esbuild.build({ ...common, format: 'esm', metafile: true, plugins: [lazyChunks] })
+      const chunkPlugins = extraDir ? [useExtraGenerated, lazyChunks] : [lazyChunks]
+      const probe = await esbuild.build({ ...common, format: 'esm', metafile: true, plugins: chunkPlugins })
       const names = Object.values(probe.metafile.outputs)[0].exports
       const out = await esbuild.build({
         ...common,
         format: 'cjs',
         minify,
         legalComments: 'none',
-        plugins: [lazyChunks],
+        plugins: chunkPlugins,
       })
       const name = relative(root, args.path)
       // An ESM facade, so `import()` of a chunk yields the same namespace (default included)
@@ -261,12 +426,28 @@ await mkdir(join(root, 'dist'), { recursive: true })
 const banner = '#!/usr/bin/env node'
 // ag-mcp's eager code needs no require() (its chunks get Node's from evalChunk), and even an
 // unused createRequire costs start-up time; the others bundle CommonJS that may call it.
-const bundles = [{ entry: 'bin/ag-mcp.ts', out: 'dist/ag-mcp.mjs', plugins: [lazyChunks], require: false }]
-if (existsSync(join(root, 'bin', 'ag-server.ts')))
+const bundles = extraDir
+  ? [
+      {
+        entry: 'bin/ag-mcp.ts',
+        out: relative(root, join(gen, 'ag-mcp.mjs')),
+        plugins: [useExtraGenerated, lazyChunks],
+        require: false,
+      },
+    ]
+  : [{ entry: 'bin/ag-mcp.ts', out: 'dist/ag-mcp.mjs', plugins: [lazyChunks], require: false }]
+if (!extraDir && existsSync(join(root, 'bin', 'ag-server.ts')))
   bundles.push({ entry: 'bin/ag-server.ts', out: 'dist/ag-server.mjs', plugins: [], require: true })
 // The scripted agent and the demo (examples/): they sit beside the binaries they drive.
-bundles.push({ entry: 'examples/agents/scripted-agent.ts', out: 'dist/scripted-agent.mjs', plugins: [], require: true })
-bundles.push({ entry: 'examples/demo.ts', out: 'dist/demo.mjs', plugins: [], require: true })
+if (!extraDir) {
+  bundles.push({
+    entry: 'examples/agents/scripted-agent.ts',
+    out: 'dist/scripted-agent.mjs',
+    plugins: [],
+    require: true,
+  })
+  bundles.push({ entry: 'examples/demo.ts', out: 'dist/demo.mjs', plugins: [], require: true })
+}
 for (const b of bundles) {
   const result = await esbuild.build({
     entryPoints: [join(root, b.entry)],

@@ -1,5 +1,11 @@
-// The whole surface a plugin sees of the core. Plugins import types from this file only:
-// never from core/src/mcp (a plugin knows its upstream, not the protocol that carries it).
+// The whole surface a plugin sees of the core. Plugins import from this file only: never from
+// core/src/mcp (a plugin knows its upstream or its directory, not the protocol that carries it).
+//
+// A plugin declares itself once with definePlugin: its options (which join the one flag table),
+// how it builds its state (init), its handlers (typed from its manifests' generated types), and,
+// for plugins whose tools are mostly declarative, the `operation` block its manifests carry.
+// build.mjs reads the declaration at build time: the options, the operation schema and the
+// handler names are known before the plugin's code is ever loaded at run time.
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void
@@ -8,54 +14,70 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void
 }
 
-/** The credential, owned by the core. `refresh()` re-reads the token file (after a 401). */
+/** The credential, owned by the core. `refresh()` re-reads the credential file (after a 401). */
 export interface TokenSource {
   current(): Promise<string | undefined>
   refresh(): Promise<string | undefined>
 }
 
-/** The upstream connection settings, validated by the core at startup. */
-export interface UpstreamSettings {
-  /** Base URL of the AGWP server, without the `/agwp/v1` suffix, e.g. `http://127.0.0.1:7420`. */
-  url: string
-  /** Per-call overall deadline in milliseconds. */
-  timeoutMs: number
-  /** Connect timeout in milliseconds. */
-  connectTimeoutMs: number
-  /** Largest response body accepted, in bytes. */
-  maxResponseBytes: number
+export type JsonSchema = { [key: string]: unknown }
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+export type OptionType = 'string' | 'number' | 'boolean' | 'list'
+
+/**
+ * What the core does for an option beyond parsing it. The core owns these because they are
+ * safety rules no plugin may get wrong:
+ * - `upstream-url`: a base URL; http:// is refused unless the host is loopback or the operator
+ *   passes --allow-insecure-http; no credentials, query or fragment.
+ * - `credential-file` / `credential-env`: where the plugin's credential is (a 0600 file, re-read
+ *   on refresh, or a variable name). The core reads it at start-up, scrubs it from everything,
+ *   and hands the plugin a TokenSource. At most one of the two may be given.
+ * - `root`: the directory a local plugin works under. Unset: the git top level of the working
+ *   directory, found on the plugin's first call. The core applies path safety to the plugin's
+ *   writePathArgs under this root.
+ */
+export type OptionRole = 'upstream-url' | 'credential-file' | 'credential-env' | 'root'
+
+export interface OptionSpec {
+  type: OptionType
+  /** One sentence for --help and docs/flags.md. */
+  description: string
+  default?: string | number | boolean | readonly string[]
+  /** The value's placeholder in --help, e.g. `URL`, `MS`. */
+  value?: string
+  /** Further constraints (minimum, enum, pattern, …), checked at start-up; errors name the flag. */
+  schema?: JsonSchema
+  role?: OptionRole
 }
 
-export interface PluginEnv {
-  /** undefined when the operator gave no --upstream: a plugin that needs one refuses politely. */
-  upstream: UpstreamSettings | undefined
-  tokens: TokenSource
-  log: Logger
+export type OptionTable = Readonly<Record<string, OptionSpec>>
+
+type ValueOf<S extends OptionSpec> = S['type'] extends 'string'
+  ? string
+  : S['type'] extends 'number'
+    ? number
+    : S['type'] extends 'boolean'
+      ? boolean
+      : readonly string[]
+
+/** The resolved values of a plugin's options: an option without a default may be undefined. */
+export type OptionValues<O extends OptionTable> = {
+  readonly [K in keyof O]:
+    | ValueOf<O[K]>
+    | (O[K] extends { default: string | number | boolean | readonly string[] }
+        ? never
+        : O[K]['type'] extends 'boolean' | 'list'
+          ? never
+          : undefined)
 }
 
-/** How a tool maps onto one HTTP operation of its upstream (read by the agwp plugin only). */
-export interface Operation {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
-  /** Path template under the API root, e.g. `/repos/{repo}/file`; every `{arg}` is URL-encoded. */
-  path: string
-  /** Arguments sent as query parameters (absent ones are omitted). */
-  query?: string[]
-  /** Arguments sent as JSON body fields; `{"bodyField": "argName"}` or a list of same-named fields. */
-  body?: string[] | Record<string, string>
-  /** Argument whose value is sent as the `AGWP-Run` header. */
-  runHeader?: string
-}
+// ---------------------------------------------------------------------------------------------
+// Calls
 
-/** What a handler knows about the tool it serves (from the manifest; never from the model). */
-export interface ToolSpec {
-  name: string
-  group: string
-  dataKind: string
-  operation?: Operation
-  /** The argument naming the repository the call acts on (checked by the core against --repo). */
-  repoArg?: string
-}
-
+/** Facts about this ag-mcp process (what server_info reports). */
 export interface ServerInfo {
   name: string
   version: string
@@ -64,56 +86,149 @@ export interface ServerInfo {
   limits: Readonly<Record<string, number>>
 }
 
+/** What a handler knows about the tool it serves (from the manifest; never from the model). */
+export interface ToolSpec {
+  name: string
+  group: string
+  dataKind: string
+  /** The tool's `operation` block, owned by its plugin and checked at build time by its schema. */
+  operation?: unknown
+  /** The argument naming the repository the call acts on (checked by the core against --repo). */
+  repoArg?: string
+}
+
 /**
  * What a handler gets besides its arguments. The core passes an object whose `signal` is an
  * accessor, made on first read (most quick tools never need one): copy the fields you need
  * into a new context rather than spreading it (`{ ...ctx }` would drop `signal`).
  */
-export interface ToolContext<U = unknown> {
+export interface ToolContext<S = unknown> {
   /** Always present, always honoured: aborted on cancellation, deadline or shutdown. */
   readonly signal: AbortSignal
   log: Logger
-  upstream: U
+  /** What the plugin's init built (a client, an index, …); undefined without init. */
+  state: S
   tool: ToolSpec
   server: ServerInfo
 }
 
-/** Validated arguments (the core has checked them against the tool's input schema). */
-export type ToolArgs = Record<string, unknown>
-
-export type Handler<U = unknown> = (args: ToolArgs, ctx: ToolContext<U>) => Promise<unknown>
-
-/** A lease check asked by the core before a write leaves the process (`--require-lease`). */
-export interface LeaseQuery {
-  leaseId: string
-  runId: string | undefined
-  repo: string | undefined
-  paths: string[]
-  /** The call's validated arguments (e.g. a workspace id that tells the plugin the repository). */
-  args: Readonly<ToolArgs>
-}
-export type LeaseVerdict = { ok: true } | { ok: false; reason: string }
-
-export interface Plugin<U = unknown> {
-  name: string
-  /** Builds the plugin's upstream client; called once, lazily, before the first call. */
-  init?(env: PluginEnv): U | Promise<U>
-  /** Handlers by tool name, for tools that need logic beyond their manifest `operation`. */
-  handlers: Record<string, Handler<U>>
-  /** Generic executor for tools that declare an `operation` and have no handler of their own. */
-  operation?: Handler<U>
-  confirmLease?(query: LeaseQuery, ctx: ToolContext<U>): Promise<LeaseVerdict>
+/** The input and output types of one tool, as build.mjs generates them (generated/types/tools.ts). */
+export interface ToolTypes {
+  input: object
+  output: object
 }
 
 /**
- * What a plugin throws when its upstream refuses or fails. Plain data (checked by shape,
- * not instanceof) because plugins are bundled apart from the core. `message` is untrusted:
- * the core quotes, sanitizes, scrubs and bounds it before the model sees it.
+ * A handler: typed arguments in (validated against the tool's input schema before it runs),
+ * plain data out (validated against its output schema after). With the generated tool types a
+ * handler that reads an undeclared argument, or returns a field the schema lacks, does not compile.
+ */
+export type Handler<T extends ToolTypes = ToolTypes, S = unknown> = (
+  args: Readonly<T['input']>,
+  ctx: ToolContext<S>,
+) => Promise<T['output']>
+
+/** Handlers by tool name, for the tools of `T` (a map from tool name to its ToolTypes). */
+export type Handlers<T, S = unknown> = {
+  [K in keyof T]?: T[K] extends ToolTypes ? Handler<T[K], S> : never
+}
+
+/** Arguments as the core holds them before a plugin sees them (already schema-checked). */
+export type ToolArgs = Readonly<Record<string, unknown>>
+
+/**
+ * A lease check asked by the core before a write leaves the process (`--require-lease`). Every
+ * field comes from an argument the core polices (leaseArg, runArg, repoArg, writePathArgs).
+ */
+export interface LeaseCheck {
+  leaseId: string
+  runId: string | undefined
+  repo: string | undefined
+  /** The written paths, as checked (normalized). */
+  paths: string[]
+  /** The call's validated arguments (e.g. a workspace id that tells the plugin the repository). */
+  args: ToolArgs
+}
+export type LeaseVerdict = { ok: true } | { ok: false; reason: string }
+
+// ---------------------------------------------------------------------------------------------
+// The declaration
+
+/** What init gets: the plugin's resolved options, its credential and the log. */
+export interface PluginInit<O extends OptionTable> {
+  options: OptionValues<O>
+  /** The credential the operator named through the plugin's credential options (undefined values when none). */
+  credential: TokenSource
+  /** A local plugin's root directory (its real path); undefined for a plugin without a root option. */
+  root: string | undefined
+  log: Logger
+}
+
+/** The generic executor of a plugin whose manifests carry an `operation` block. */
+export interface OperationSupport<S> {
+  /** JSON Schema of the block; build.mjs checks every tool's `operation` against it. */
+  schema: JsonSchema
+  /** Build-time checks beyond the schema (e.g. that each argument it names is an input property). */
+  check?(operation: unknown, inputProperties: readonly string[]): string[]
+  /** One line for docs/tools.md, e.g. "AGWP: `GET /repos/{repo}`". */
+  describe?(operation: unknown): string
+  /** Runs a tool that has an `operation` and no handler of its own. */
+  run(args: ToolArgs, ctx: ToolContext<S>): Promise<unknown>
+}
+
+export interface PluginDefinition<O extends OptionTable, S> {
+  /** The folder name under plugins/, and the `plugin` its manifests name. */
+  name: string
+  /** The plugin API version this plugin is written against. */
+  api: 1
+  /** Prefix of every option's flag, variable and config key; default `<name>-`. */
+  optionPrefix?: string
+  options?: O
+  /** Builds the plugin's state once, lazily, before its first call (a rejection is retried next call). */
+  init?(env: PluginInit<O>): S | Promise<S>
+  /** Handlers by tool name (type them with Handlers<…> and the generated tool types). */
+  handlers: object
+  operation?: OperationSupport<S>
+  /** Asked before a write under --require-lease leaves the process. */
+  confirmLease?(check: LeaseCheck, ctx: ToolContext<S>): Promise<LeaseVerdict>
+}
+
+/** A plugin as the core holds it: the declaration with its types erased. */
+export interface Plugin {
+  name: string
+  api: 1
+  optionPrefix?: string
+  options?: OptionTable
+  init?(env: PluginInit<OptionTable>): unknown
+  handlers: Readonly<Record<string, (args: ToolArgs, ctx: ToolContext) => Promise<unknown>>>
+  operation?: OperationSupport<unknown>
+  confirmLease?(check: LeaseCheck, ctx: ToolContext): Promise<LeaseVerdict>
+}
+
+/** Declares a plugin: the default export of plugins/<name>/index.ts. */
+export function definePlugin<const O extends OptionTable = Record<never, OptionSpec>, S = undefined>(
+  p: PluginDefinition<O, S>,
+): Plugin {
+  // The core calls each handler only with arguments its tool's schema accepted, and gives it the
+  // state this plugin's init built: the erased types below are what the declaration promised.
+  return p as unknown as Plugin
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures
+
+/**
+ * What a plugin throws when a call fails. Plain data (checked by shape, not instanceof) because
+ * plugins are bundled apart from the core. `origin` says whose failure it is: `upstream` when
+ * the upstream answered with it (the core says "the upstream answered …"), `local` when the
+ * plugin itself refused or failed (bad input it caught, no connection, a file it could not
+ * write). `message` is untrusted: the core quotes, sanitizes, scrubs and bounds it.
  */
 export interface PluginFailure {
   pluginFailure: true
-  /** AGWP error code (`unauthenticated`, `forbidden`, `not_found`, `conflict`, `invalid`,
-   *  `rate_limited`, …) or a transport code (`timeout`, `unreachable`, `bad_response`, `redirect`). */
+  origin: 'upstream' | 'local'
+  /** A short code: an upstream's error code (`not_found`, `conflict`, …) or the plugin's own
+   *  (`invalid`, `timeout`, `unreachable`, `not_configured`, …). */
   code: string
   message: string
   status?: number
@@ -121,8 +236,16 @@ export interface PluginFailure {
   details?: unknown
 }
 
-export function pluginFailure(code: string, message: string, extra: Partial<PluginFailure> = {}): PluginFailure {
-  return { ...extra, pluginFailure: true, code, message }
+type FailureExtra = Partial<Pick<PluginFailure, 'status' | 'retryAfterS' | 'details'>>
+
+/** The upstream answered with a failure. */
+export function upstreamFailure(code: string, message: string, extra: FailureExtra = {}): PluginFailure {
+  return { ...extra, pluginFailure: true, origin: 'upstream', code, message }
+}
+
+/** The plugin itself refused or failed; nothing was answered by an upstream. */
+export function localFailure(code: string, message: string, extra: FailureExtra = {}): PluginFailure {
+  return { ...extra, pluginFailure: true, origin: 'local', code, message }
 }
 
 export function isPluginFailure(x: unknown): x is PluginFailure {

@@ -7,12 +7,14 @@ import { readStdin } from './stdin.ts'
 import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
 import type { Config } from './config/config.ts'
+import { flagTable, pluginFlag } from './config/flags.ts'
 import { UsageError } from './config/parse.ts'
 import { flagValues, namedTokens } from './config/named-tokens.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
 import { PluginSet } from './pipeline/plugins.ts'
-import type { PluginLoaders } from './pipeline/plugins.ts'
+import type { BundledPlugins } from './pipeline/plugins.ts'
 import { createTokenSource } from './pipeline/tokens.ts'
+import type { TokenSourceWithSecrets } from './pipeline/tokens.ts'
 import { createLogger } from './log.ts'
 import type { ClosableLogger } from './log.ts'
 import { Registry } from './manifest/registry.ts'
@@ -32,7 +34,8 @@ export interface ServeOptions {
   version: string
   instructions: string
   manifests: readonly GroupManifest[]
-  plugins: PluginLoaders
+  /** generated/plugins.js: every plugin under plugins/, its options, and its lazy loader. */
+  plugins: BundledPlugins
   argv: readonly string[]
   env: NodeJS.ProcessEnv
 }
@@ -54,7 +57,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     return fail(hideSecretValues(`ag-mcp: ${message}`, flagValues(o.argv, o.env), scrubber))
   }
   try {
-    ;({ config, info } = loadConfig(o.argv, o.env, (v) => scrubber.scrub(v) !== v))
+    ;({ config, info } = loadConfig(o.argv, o.env, (v) => scrubber.scrub(v) !== v, o.plugins))
   } catch (e) {
     if (e instanceof UsageError) return failScrubbed(e.message)
     throw e
@@ -63,7 +66,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   if (info === 'version') return print(`${o.name} ${o.version}\n`)
   if (info === 'help') {
     const { renderHelp } = await import('./config/help.ts')
-    return print(await renderHelp(o.name, registry))
+    return print(await renderHelp(o.name, registry, flagTable(o.plugins)))
   }
   const log = createLogger({
     level: config.logLevel,
@@ -78,14 +81,37 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     return print(`${JSON.stringify(shown, null, 2)}\n`)
   }
   for (const w of groups.warnings) log.warn(w)
-  let tokens: Awaited<ReturnType<typeof createTokenSource>>
+  // Each plugin's credential is read now, by the core: a missing or empty one stops start-up, and
+  // the scrubber knows every value before anything can be logged or answered.
+  const credentials: Record<string, TokenSourceWithSecrets> = {}
   try {
-    tokens = await createTokenSource({ file: config.tokenFile, env: config.tokenEnv, environment: o.env, log })
+    for (const [name, entry] of Object.entries(o.plugins)) {
+      const roles = Object.entries(entry.options)
+      const fileOption = roles.find(([, s]) => s.role === 'credential-file')?.[0]
+      const envOption = roles.find(([, s]) => s.role === 'credential-env')?.[0]
+      if (fileOption === undefined && envOption === undefined) continue
+      const values = config.plugins[name] ?? {}
+      const file = fileOption !== undefined ? values[fileOption] : undefined
+      const env = envOption !== undefined ? values[envOption] : undefined
+      credentials[name] = await createTokenSource({
+        file: typeof file === 'string' ? file : undefined,
+        env: typeof env === 'string' ? env : undefined,
+        flags: {
+          file: fileOption !== undefined ? pluginFlag(entry, fileOption) : '',
+          env: envOption !== undefined ? pluginFlag(entry, envOption) : '',
+        },
+        environment: o.env,
+        log,
+      })
+    }
   } catch (e) {
     await log.idle() // the warnings above come first
     return failScrubbed((e as Error).message)
   }
-  secrets = () => tokens.secrets()
+  const sources = Object.values(credentials)
+  // One source (the usual case) hands over its own list: the scrubber may ask on every string.
+  const only = sources.length === 1 ? sources[0] : undefined
+  secrets = only ? () => only.secrets() : () => sources.flatMap((c) => c.secrets())
   const limits = {
     maxOutputBytes: config.maxOutputBytes,
     maxMessageBytes: config.maxMessageBytes,
@@ -98,18 +124,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     revisions: ALL_REVISIONS,
     limits,
   }
-  const plugins = new PluginSet(o.plugins, {
-    upstream: config.upstream
-      ? {
-          url: config.upstream,
-          timeoutMs: config.timeoutMs,
-          connectTimeoutMs: config.connectTimeoutMs,
-          maxResponseBytes: config.maxResponseBytes,
-        }
-      : undefined,
-    tokens,
-    log,
-  })
+  const plugins = new PluginSet(o.plugins, { options: config.plugins, credentials, log })
   const pipeline = createPipeline({
     identity: { name: o.name, title: o.title, version: o.version },
     instructions: o.instructions,

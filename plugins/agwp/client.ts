@@ -12,8 +12,27 @@ import https from 'node:https'
 import { setTimeout as sleep } from 'node:timers/promises'
 import got from 'got'
 import type { Got } from 'got'
-import { isPluginFailure, pluginFailure } from '../../core/src/plugin-api.ts'
-import type { Logger, PluginEnv, PluginFailure, TokenSource, UpstreamSettings } from '../../core/src/plugin-api.ts'
+import { isPluginFailure, localFailure, upstreamFailure } from '../../core/src/plugin-api.ts'
+import type { Logger, PluginFailure, TokenSource } from '../../core/src/plugin-api.ts'
+
+/** The upstream connection settings, from the plugin's options (checked by the core at start-up). */
+export interface UpstreamSettings {
+  /** Base URL of the AGWP server, without the `/agwp/v1` suffix, e.g. `http://127.0.0.1:7420`. */
+  url: string
+  /** Per-call overall deadline in milliseconds. */
+  timeoutMs: number
+  /** Connect timeout in milliseconds. */
+  connectTimeoutMs: number
+  /** Largest response body accepted, in bytes. */
+  maxResponseBytes: number
+}
+
+export interface ClientSettings {
+  /** undefined when the operator gave no --upstream: every call then refuses politely. */
+  upstream: UpstreamSettings | undefined
+  tokens: TokenSource
+  log: Logger
+}
 
 export interface AgwpRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -51,10 +70,10 @@ interface Answer {
   body: Buffer
 }
 
-export function createClient(env: PluginEnv): AgwpClient {
+export function createClient(env: ClientSettings): AgwpClient {
   const upstream = env.upstream
   if (!upstream)
-    throw pluginFailure(
+    throw localFailure(
       'not_configured',
       'no upstream: start ag-mcp with --upstream URL (the ag-server base URL) and --token-file or --token-env',
     )
@@ -87,18 +106,18 @@ async function send(
   const url = new URL(base + req.path)
   for (const [k, v] of req.query ?? []) url.searchParams.append(k, v)
   if (req.runId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.runId))
-    throw pluginFailure('invalid', 'run_id must be printable ASCII without spaces (as task_claim returned it)')
+    throw localFailure('invalid', 'run_id must be printable ASCII without spaces (as task_claim returned it)')
   if (req.repo !== undefined && !/^[\x21-\x7e]{1,200}$/.test(req.repo))
-    throw pluginFailure('invalid', 'repo must be a repository name (printable ASCII without spaces)')
+    throw localFailure('invalid', 'repo must be a repository name (printable ASCII without spaces)')
   // One deadline for the whole call, retries included, handed to got as each attempt's
   // request timeout: cheaper than combining AbortSignals on every call.
   const deadlineAt = performance.now() + up.timeoutMs
   const remaining = (): number => Math.floor(deadlineAt - performance.now())
   const timedOut = (): PluginFailure =>
-    pluginFailure('timeout', `no complete answer within ${up.timeoutMs} ms (--timeout-ms)`)
+    localFailure('timeout', `no complete answer within ${up.timeoutMs} ms (--timeout-ms)`)
   let token = await tokens.current()
   if (token === undefined)
-    throw pluginFailure('not_configured', 'no token: start ag-mcp with --token-file or --token-env')
+    throw localFailure('not_configured', 'no token: start ag-mcp with --token-file or --token-env')
   let refreshed = false
   // One key for every attempt of this request: the server applies it once whatever reaches it.
   const key = req.method === 'GET' ? undefined : randomUUID()
@@ -189,7 +208,7 @@ function once(
       stream.destroy()
       settle(() =>
         reject(
-          pluginFailure(
+          upstreamFailure(
             'bad_response',
             `the upstream answer exceeds ${cap} bytes (--max-response-bytes); narrow the request`,
           ),
@@ -227,7 +246,7 @@ function interpret(a: Answer, url: URL, retryAfterS: number | undefined): Record
         where = 'an unparsable location'
       }
     }
-    throw pluginFailure(
+    throw upstreamFailure(
       'redirect',
       `the upstream redirected (${a.status}) to ${where}; redirects are never followed, since the token would travel with them. Check --upstream.`,
       { status: a.status },
@@ -237,13 +256,13 @@ function interpret(a: Answer, url: URL, retryAfterS: number | undefined): Record
   try {
     json = JSON.parse(a.body.toString('utf8'))
   } catch {
-    throw pluginFailure('bad_response', `the upstream answered ${a.status} with a body that is not JSON`, {
+    throw upstreamFailure('bad_response', `the upstream answered ${a.status} with a body that is not JSON`, {
       status: a.status,
     })
   }
   if (a.status >= 200 && a.status < 300) {
     if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw pluginFailure('bad_response', 'the upstream answer is not a JSON object', { status: a.status })
+      throw upstreamFailure('bad_response', 'the upstream answer is not a JSON object', { status: a.status })
     return json as Record<string, unknown>
   }
   const err = (json as { error?: unknown } | null)?.error as
@@ -253,13 +272,13 @@ function interpret(a: Answer, url: URL, retryAfterS: number | undefined): Record
     const details = err.details as Record<string, unknown> | undefined
     const fromDetails = typeof details?.['retry_after_s'] === 'number' ? details['retry_after_s'] : undefined
     const retry = retryAfterS ?? fromDetails
-    throw pluginFailure(err.code, err.message, {
+    throw upstreamFailure(err.code, err.message, {
       status: a.status,
       ...(retry !== undefined ? { retryAfterS: retry } : {}),
       ...(err.details !== undefined ? { details: err.details } : {}),
     })
   }
-  throw pluginFailure('bad_response', `the upstream answered ${a.status} without an AGWP error body`, {
+  throw upstreamFailure('bad_response', `the upstream answered ${a.status} without an AGWP error body`, {
     status: a.status,
   })
 }
@@ -277,12 +296,12 @@ function transportFailure(e: unknown, up: UpstreamSettings): unknown {
   const err = e as { name?: string; code?: string; event?: string }
   if (err.name === 'TimeoutError' || err.code === 'ETIMEDOUT') {
     const ms = err.event === 'connect' ? up.connectTimeoutMs : up.timeoutMs
-    return pluginFailure(
+    return localFailure(
       'timeout',
       `the upstream did not ${err.event === 'connect' ? 'accept the connection' : 'answer'} within ${ms} ms`,
     )
   }
-  return pluginFailure(
+  return localFailure(
     'unreachable',
     `cannot reach the upstream ${new URL(up.url).origin} (${typeof err.code === 'string' ? err.code : 'connection failed'})`,
   )

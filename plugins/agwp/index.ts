@@ -1,23 +1,49 @@
-// The agwp plugin: AGWP v1 over HTTP. Most tools are manifest-only (the generic executor runs
-// their `operation`); handlers.ts holds the few that need logic, lease.ts the --require-lease check.
-import type { Handler, Plugin } from '../../core/src/plugin-api.ts'
+// The agwp plugin: AGWP v1 over HTTP (an upstream plugin). Most tools are manifest-only (the
+// generic executor runs their `operation` block, see operation.ts); handlers.ts holds the few
+// that need logic, lease.ts the --require-lease check, options.ts the flags it adds.
+import { definePlugin } from '../../core/src/plugin-api.ts'
+import type { Handler, ToolArgs, ToolTypes } from '../../core/src/plugin-api.ts'
 import { createClient } from './client.ts'
+import type { AgwpClient } from './client.ts'
 import { execute, scoped } from './executor.ts'
 import { handlers } from './handlers.ts'
 import { confirmLease } from './lease.ts'
+import { checkOperation, describeOperation, OPERATION_SCHEMA } from './operation.ts'
+import { options } from './options.ts'
 
 // Every entry point runs in the call's repository scope (AGWP-Repo on each request it makes).
 const inScope =
-  (h: Handler): Handler =>
+  <T extends ToolTypes>(h: Handler<T, AgwpClient>): Handler<T, AgwpClient> =>
   (args, ctx) =>
-    h(args, scoped(ctx, args))
+    h(args, scoped(ctx, args as ToolArgs))
 
-const plugin: Plugin = {
+export default definePlugin({
   name: 'agwp',
-  init: (env) => createClient(env),
-  handlers: Object.fromEntries(Object.entries(handlers).map(([name, h]) => [name, inScope(h)])),
-  operation: (args, ctx) => execute(scoped(ctx, args), args),
+  api: 1,
+  optionPrefix: '',
+  options,
+  init: ({ options: o, credential, log }): AgwpClient =>
+    createClient({
+      upstream:
+        o.upstream === undefined
+          ? undefined
+          : {
+              url: o.upstream,
+              timeoutMs: o['timeout-ms'],
+              connectTimeoutMs: o['connect-timeout-ms'],
+              maxResponseBytes: o['max-response-bytes'],
+            },
+      tokens: credential,
+      log,
+    }),
+  handlers: Object.fromEntries(
+    Object.entries(handlers).map(([name, h]) => [name, inScope(h as Handler<ToolTypes, AgwpClient>)]),
+  ),
+  operation: {
+    schema: OPERATION_SCHEMA,
+    check: checkOperation,
+    describe: describeOperation,
+    run: (args, ctx) => execute(scoped(ctx, args), args),
+  },
   confirmLease: (q, ctx) => confirmLease(q, scoped(ctx, q.args)),
-}
-
-export default plugin
+})

@@ -4,8 +4,10 @@
 // trusted summary line, so it names upstream values only when they are plainly safe.
 import { minimatch } from 'minimatch'
 import { isPluginFailure } from '../../core/src/plugin-api.ts'
-import type { LeaseQuery, LeaseVerdict, Operation, ToolContext } from '../../core/src/plugin-api.ts'
+import type { LeaseCheck, LeaseVerdict } from '../../core/src/plugin-api.ts'
 import { execute } from './executor.ts'
+import type { AgwpContext } from './executor.ts'
+import type { Operation } from './operation.ts'
 
 interface Lease {
   id: string
@@ -19,7 +21,7 @@ const MAX_PAGES = 5
 const safe = (s: unknown): string =>
   typeof s === 'string' && /^[A-Za-z0-9_.:#/*@+-]{1,200}$/.test(s) ? s : '(not shown)'
 
-export async function confirmLease(q: LeaseQuery, ctx: ToolContext): Promise<LeaseVerdict> {
+export async function confirmLease(q: LeaseCheck, ctx: AgwpContext): Promise<LeaseVerdict> {
   try {
     const repo = q.repo ?? (await workspaceRepo(q, ctx))
     const lease = await findLease(ctx, repo, q.leaseId)
@@ -54,17 +56,17 @@ export async function confirmLease(q: LeaseQuery, ctx: ToolContext): Promise<Lea
     if (ctx.signal.aborted || !isPluginFailure(e)) throw e
     return {
       ok: false,
-      reason: `the lease could not be confirmed: the upstream answered ${safe(e.code)}${e.status !== undefined ? ` (${e.status})` : ''}.`,
+      reason: `the lease could not be confirmed: ${e.origin === 'upstream' ? 'the upstream answered' : 'the agwp plugin reported'} ${safe(e.code)}${e.status !== undefined ? ` (${e.status})` : ''}.`,
     }
   }
 }
 
-async function workspaceRepo(q: LeaseQuery, ctx: ToolContext): Promise<string> {
+async function workspaceRepo(q: LeaseCheck, ctx: AgwpContext): Promise<string> {
   const ws = await execute(ctx, q.args, { method: 'GET', path: '/workspaces/{workspace}' })
   return String(ws['repo'])
 }
 
-async function findLease(ctx: ToolContext, repo: string, id: string): Promise<Lease | undefined> {
+async function findLease(ctx: AgwpContext, repo: string, id: string): Promise<Lease | undefined> {
   const op: Operation = { method: 'GET', path: '/repos/{repo}/leases', query: ['limit', 'cursor'] }
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page++) {

@@ -1,13 +1,13 @@
 // Domain refusals as plugin failures: the core turns them into isError results the model can
 // act on (Agentpack answered them with JSON-RPC -32000 errors, which a model never sees).
-import { pluginFailure } from '../../core/src/plugin-api.ts'
+import { localFailure } from '../../core/src/plugin-api.ts'
 import type { PluginFailure } from '../../core/src/plugin-api.ts'
 
 /** `invalid` bad input · `conflict` the lifecycle refuses · `not_found` · `not_initialized` no pack. */
 export type FailureCode = 'invalid' | 'conflict' | 'not_found' | 'not_initialized' | 'cancelled' | 'locked'
 
 export function refuse(code: FailureCode, message: string): PluginFailure {
-  return pluginFailure(code, message)
+  return localFailure(code, message)
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -1,17 +1,16 @@
-// The info plugin (built in): tools about this ag-mcp process itself. No upstream.
-import type { Plugin } from '../../core/src/plugin-api.ts'
+// The info plugin (built in): tools about this ag-mcp process itself. No upstream, no state.
+import { definePlugin } from '../../core/src/plugin-api.ts'
+import type { Handlers } from '../../core/src/plugin-api.ts'
+import type { PluginTools } from '../../generated/types/tools.ts'
 
-const plugin: Plugin = {
-  name: 'info',
-  handlers: {
-    server_info: async (_args, ctx) => ({
-      name: ctx.server.name,
-      version: ctx.server.version,
-      groups: [...ctx.server.groups],
-      revisions: [...ctx.server.revisions],
-      limits: { ...ctx.server.limits },
-    }),
-  },
+const handlers: Handlers<PluginTools['info']> = {
+  server_info: async (_args, ctx) => ({
+    name: ctx.server.name,
+    version: ctx.server.version,
+    groups: [...ctx.server.groups],
+    revisions: [...ctx.server.revisions],
+    limits: { ...ctx.server.limits },
+  }),
 }
 
-export default plugin
+export default definePlugin({ name: 'info', api: 1, handlers })

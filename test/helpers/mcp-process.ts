@@ -8,6 +8,8 @@ import { LEGACY, MODERN, validateServerMessage } from './mcp-schema.ts'
 import type { Revision } from './mcp-schema.ts'
 
 export const BINARY = fileURLToPath(new URL('../../dist/ag-mcp.mjs', import.meta.url))
+/** The product with test/fixtures/plugin-tree added (`npm run build:test`); never shipped. */
+export const TEST_BUNDLE = fileURLToPath(new URL('../../generated/extra/ag-mcp.mjs', import.meta.url))
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 export const META_VERSION = 'io.modelcontextprotocol/protocolVersion'
@@ -37,6 +39,8 @@ export interface StartOptions {
   command?: readonly string[]
   /** Replaces the minimal environment instead of adding to it (e.g. a PATH without node). */
   exactEnv?: boolean
+  /** The working directory (default: the repository root). */
+  cwd?: string
 }
 
 export interface RequestOptions {
@@ -91,7 +95,7 @@ export class McpProcess {
     const [program, ...leading] = opts.command ?? [process.execPath, BINARY]
     this.child = spawn(program as string, [...leading, ...(opts.args ?? [])], {
       env,
-      cwd: REPO_ROOT,
+      cwd: opts.cwd ?? REPO_ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
     })
     this.child.stdout.setEncoding('utf8')

@@ -39,14 +39,20 @@ export function createTestPipeline(o: TestPipelineOptions): TestPipeline {
   const registry = new Registry(manifests)
   const groups = resolveGroups(registry.groups, o.allow, o.enable ?? [])
   if (!groups.ok) throw new Error(groups.error)
-  const loaders = Object.fromEntries(Object.entries(o.plugins).map(([k, p]) => [k, async () => p]))
+  // Stub plugins are bundled as they are: no options, loaded as given.
+  const bundled = Object.fromEntries(
+    Object.entries(o.plugins).map(([k, p]) => [
+      k,
+      { optionPrefix: `${k}-`, options: {}, validators: {}, load: async () => p },
+    ]),
+  )
   const tokens = { current: async () => o.secrets?.[0], refresh: async () => o.secrets?.[0] }
   const pipeline = createPipeline({
     identity: { name: 'ag-mcp', title: 'test', version: '0.0.0' },
     instructions: 'test',
     registry,
     enabled: groups.enabled,
-    plugins: new PluginSet(loaders, { upstream: undefined, tokens, log }),
+    plugins: new PluginSet(bundled, { options: {}, credentials: { agwp: tokens }, log }),
     log,
     scrubber: createScrubber(() => secrets),
     maxOutputBytes: o.maxOutputBytes ?? 65536,

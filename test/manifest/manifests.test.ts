@@ -56,21 +56,11 @@ t.test('checkManifests refuses each class of mistake', async (t) => {
   const core = raw.find((m) => m.group === 'core') as GroupManifest
   const tool = core.tools[0]
   if (!tool) throw new Error('core has no tool')
-  const plugins = { info: { handlers: ['server_info'], hasOperation: false } }
+  const plugins = { info: { handlers: ['server_info'] } }
   t.same(checkManifests([core], plugins), [], 'the real manifest passes')
-  const cases: [
-    string,
-    GroupManifest[],
-    typeof plugins | Record<string, { handlers: string[]; hasOperation: boolean }>,
-    RegExp,
-  ][] = [
+  const cases: [string, GroupManifest[], typeof plugins | Record<string, { handlers: string[] }>, RegExp][] = [
     ['duplicate tool', [core, { ...core, group: 'other' }], plugins, /already used/],
-    [
-      'bad name',
-      [{ ...core, tools: [{ ...tool, name: 'Bad' }] }],
-      { info: { handlers: ['Bad'], hasOperation: false } },
-      /must match/,
-    ],
+    ['bad name', [{ ...core, tools: [{ ...tool, name: 'Bad' }] }], { info: { handlers: ['Bad'] } }, /must match/],
     [
       'root not object',
       [{ ...core, tools: [{ ...tool, input: { ...tool.input, type: 'array' as 'object' } }] }],
@@ -99,10 +89,10 @@ t.test('checkManifests refuses each class of mistake', async (t) => {
     [
       'handler without tool',
       [core],
-      { info: { handlers: ['server_info', 'orphan'], hasOperation: false } },
+      { info: { handlers: ['server_info', 'orphan'] } },
       /handler "orphan" serves no tool/,
     ],
-    ['tool without handler', [core], { info: { handlers: [], hasOperation: false } }, /no handler/],
+    ['tool without handler', [core], { info: { handlers: [] } }, /no handler/],
     [
       'policy arg not an input',
       [{ ...core, tools: [{ ...tool, repoArg: 'repo' }] }],

@@ -1,16 +1,28 @@
 // One frozen Config from flags, environment and config file (in that order of precedence),
-// validated as a whole: a bad combination stops start-up with a message naming the fix.
-import { envName, FLAGS } from './flags.ts'
-import type { FlagName, FlagSpec } from './flags.ts'
+// validated as a whole: a bad combination stops start-up with a message naming the fix. The
+// flags are the core's and every bundled plugin's options (one table, see flags.ts).
+import { envName, FLAGS, flagTable, pluginFlag } from './flags.ts'
+import type { FlagName, FlagSpec, FlagTable, PluginOptionsEntry } from './flags.ts'
 import { parseArgv, setValue, UsageError } from './parse.ts'
 import type { ParsedArgs, RawFlags, RawValue } from './parse.ts'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
+/** A plugin option's resolved value (undefined: not given and no default). */
+export type OptionValue = string | number | boolean | readonly string[] | undefined
+
+/** A precompiled JSON Schema check of one option's value (ajv standalone, see build.mjs). */
+export interface OptionValidate {
+  (value: unknown): boolean
+  errors?: { message?: string }[] | null
+}
+
+/** What the core knows of a bundled plugin before loading it: its options, and their checks. */
+export interface PluginOptionsWithChecks extends PluginOptionsEntry {
+  validators: Readonly<Record<string, OptionValidate>>
+}
+
 export interface Config {
-  upstream: string | undefined
-  tokenFile: string | undefined
-  tokenEnv: string | undefined
   /** undefined: the groups marked default. */
   allow: readonly string[] | undefined
   enable: readonly string[]
@@ -21,13 +33,12 @@ export interface Config {
   maxOutputBytes: number
   maxMessageBytes: number
   rate: { perSec: number; burst: number }
-  timeoutMs: number
-  connectTimeoutMs: number
-  maxResponseBytes: number
   pageSize: number
   shutdownTimeoutMs: number
   logLevel: LogLevel
   logFile: string | undefined
+  /** Each plugin's options by option name (without its prefix), defaults applied, checked. */
+  plugins: Readonly<Record<string, Readonly<Record<string, OptionValue>>>>
 }
 
 export interface Startup {
@@ -42,12 +53,14 @@ export function loadConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   looksSecret: (v: string) => boolean,
+  plugins: Readonly<Record<string, PluginOptionsWithChecks>> = {},
 ): Startup {
-  const parsed = parseArgv(argv)
+  const table = flagTable(plugins)
+  const parsed = parseArgv(argv, table)
   const merged: RawFlags = {}
-  const configPath = parsed.flags.config
-  if (typeof configPath === 'string') Object.assign(merged, readConfigFile(configPath, looksSecret))
-  for (const [name, spec] of Object.entries(FLAGS) as [FlagName, FlagSpec][]) {
+  const configPath = parsed.flags['config']
+  if (typeof configPath === 'string') Object.assign(merged, readConfigFile(configPath, looksSecret, table))
+  for (const [name, spec] of Object.entries(table)) {
     const v = env[envName(name)]
     if (v !== undefined && !spec.cliOnly) {
       delete merged[name]
@@ -55,10 +68,11 @@ export function loadConfig(
     }
   }
   Object.assign(merged, parsed.flags)
-  return { config: Object.freeze(build(merged, parsed.enable)), info: parsed.info }
+  const config: Config = { ...build(merged, parsed.enable), plugins: pluginValues(merged, plugins) }
+  return { config: Object.freeze(config), info: parsed.info }
 }
 
-function readConfigFile(path: string, looksSecret: (v: string) => boolean): RawFlags {
+function readConfigFile(path: string, looksSecret: (v: string) => boolean, table: FlagTable): RawFlags {
   let data: unknown
   try {
     // Fetched, not imported: a static import of node:fs costs start-up time even when unused.
@@ -81,12 +95,12 @@ function readConfigFile(path: string, looksSecret: (v: string) => boolean): RawF
       )
     }
     if (key === '$schema') continue
-    if (!(key in FLAGS) || (FLAGS[key as FlagName] as FlagSpec).cliOnly)
+    const spec = table[key]
+    if (spec === undefined || spec.cliOnly)
       throw new UsageError(
         `--config ${path}: unknown key "${key}"; keys are flag names without dashes, e.g. "max-output-bytes"`,
       )
-    const spec: FlagSpec = FLAGS[key as FlagName]
-    out[key as FlagName] = coerce(spec, value, `--config ${path}: "${key}"`)
+    out[key] = coerce(spec, value, `--config ${path}: "${key}"`)
   }
   return out
 }
@@ -113,22 +127,14 @@ function coerce(spec: FlagSpec, value: unknown, where: string): RawValue {
   throw new UsageError(`${where} must be a ${spec.type}`)
 }
 
-function build(raw: RawFlags, enable: readonly string[]): Config {
+function build(raw: RawFlags, enable: readonly string[]): Omit<Config, 'plugins'> {
   const get = <T extends RawValue>(name: FlagName): T | undefined =>
     (raw[name] ?? (FLAGS[name] as FlagSpec).default) as T | undefined
   const logLevel = get<string>('log-level') ?? 'info'
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel))
     throw new UsageError(`--log-level must be debug, info, warn, error or silent, got "${logLevel}"`)
-  const tokenFile = get<string>('token-file')
-  const tokenEnv = get<string>('token-env')
-  if (tokenFile !== undefined && tokenEnv !== undefined)
-    throw new UsageError('--token-file and --token-env are exclusive: name one source of the token')
   const allowInsecureHttp = get<boolean>('allow-insecure-http') ?? false
-  const upstreamRaw = get<string>('upstream')
-  const config: Config = {
-    upstream: upstreamRaw === undefined ? undefined : checkUpstream(upstreamRaw, allowInsecureHttp),
-    tokenFile,
-    tokenEnv,
+  return {
     allow: get<string[]>('allow'),
     enable: [...enable],
     repo: get<string[]>('repo') ?? [],
@@ -138,15 +144,63 @@ function build(raw: RawFlags, enable: readonly string[]): Config {
     maxOutputBytes: atLeast('max-output-bytes', get<number>('max-output-bytes'), 1024),
     maxMessageBytes: atLeast('max-message-bytes', get<number>('max-message-bytes'), 1024),
     rate: parseRate(get<string>('rate-limit') ?? '20/s'),
-    timeoutMs: atLeast('timeout-ms', get<number>('timeout-ms'), 1),
-    connectTimeoutMs: atLeast('connect-timeout-ms', get<number>('connect-timeout-ms'), 1),
-    maxResponseBytes: atLeast('max-response-bytes', get<number>('max-response-bytes'), 1024),
     pageSize: atLeast('page-size', get<number>('page-size'), 1),
     shutdownTimeoutMs: atLeast('shutdown-timeout-ms', get<number>('shutdown-timeout-ms'), 0),
     logLevel: logLevel as LogLevel,
     logFile: get<string>('log-file'),
   }
-  return config
+}
+
+/**
+ * Each plugin's option values: defaults applied, the plugin's JSON Schema checks run on what the
+ * operator gave (defaults were checked by the build), and the core's rules for each option's role
+ * (see OptionRole in plugin-api.ts). Every error names the flag.
+ */
+function pluginValues(
+  raw: RawFlags,
+  plugins: Readonly<Record<string, PluginOptionsWithChecks>>,
+): Record<string, Record<string, OptionValue>> {
+  const allowInsecureHttp = (raw['allow-insecure-http'] ?? false) === true
+  const out: Record<string, Record<string, OptionValue>> = {}
+  for (const [name, entry] of Object.entries(plugins)) {
+    const values: Record<string, OptionValue> = {}
+    const credentials: string[] = []
+    for (const [option, spec] of Object.entries(entry.options)) {
+      const flag = pluginFlag(entry, option)
+      const given = raw[flag]
+      let value: OptionValue =
+        given ?? spec.default ?? (spec.type === 'boolean' ? false : spec.type === 'list' ? [] : undefined)
+      if (given !== undefined) {
+        const validate = entry.validators[option]
+        if (validate && !validate(given)) {
+          const why = (validate.errors ?? []).map((e) => e.message ?? 'is invalid').join('; ')
+          throw new UsageError(`--${flag} ${why}, got ${JSON.stringify(given)}`)
+        }
+        if (spec.role === 'upstream-url') value = checkUpstream(String(given), allowInsecureHttp, flag)
+        if (spec.role === 'root') value = checkDirectory(String(given), flag)
+        if (spec.role === 'credential-file' || spec.role === 'credential-env') credentials.push(`--${flag}`)
+      }
+      values[option] = value
+    }
+    if (credentials.length > 1)
+      throw new UsageError(`${credentials.join(' and ')} are exclusive: name one source of the token`)
+    out[name] = values
+  }
+  return out
+}
+
+/** A root directory given by the operator: it must exist (resolved against the working directory). */
+function checkDirectory(dir: string, flag: string): string {
+  const { resolve } = process.getBuiltinModule('node:path')
+  const abs = resolve(dir)
+  let ok = false
+  try {
+    ok = process.getBuiltinModule('node:fs').statSync(abs).isDirectory()
+  } catch {
+    ok = false
+  }
+  if (!ok) throw new UsageError(`--${flag} ${dir}: not a directory`)
+  return abs
 }
 
 function atLeast(name: string, v: number | undefined, min: number): number {
@@ -164,24 +218,24 @@ function parseRate(s: string): { perSec: number; burst: number } {
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
-/** The upstream base URL, refused when the token would cross a network in clear. */
-export function checkUpstream(raw: string, allowInsecureHttp: boolean): string {
+/** An upstream base URL (an `upstream-url` option), refused when the token would cross a network in clear. */
+export function checkUpstream(raw: string, allowInsecureHttp: boolean, flag = 'upstream'): string {
   let url: URL
   try {
     url = new URL(raw)
   } catch {
     throw new UsageError(
-      `--upstream "${raw}" is not a URL (expected e.g. https://agentgit.example.com or http://127.0.0.1:7420)`,
+      `--${flag} "${raw}" is not a URL (expected e.g. https://agentgit.example.com or http://127.0.0.1:7420)`,
     )
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new UsageError(`--upstream must be http:// or https://, got ${url.protocol}`)
+    throw new UsageError(`--${flag} must be http:// or https://, got ${url.protocol}`)
   if (url.username !== '' || url.password !== '')
-    throw new UsageError('--upstream must not carry credentials; use --token-file or --token-env')
-  if (url.search !== '' || url.hash !== '') throw new UsageError('--upstream must not have a query or fragment')
+    throw new UsageError(`--${flag} must not carry credentials; use --token-file or --token-env`)
+  if (url.search !== '' || url.hash !== '') throw new UsageError(`--${flag} must not have a query or fragment`)
   if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !allowInsecureHttp) {
     throw new UsageError(
-      `--upstream ${url.origin} is refused: plain http:// would send the token in clear to a non-loopback host; use https://, or pass --allow-insecure-http if this network is trusted`,
+      `--${flag} ${url.origin} is refused: plain http:// would send the token in clear to a non-loopback host; use https://, or pass --allow-insecure-http if this network is trusted`,
     )
   }
   return url.href.replace(/\/+$/, '')

@@ -1,31 +1,26 @@
-// Every ag-mcp flag, defined once. The start-up parser, the config file and env loader, and
-// the lazily loaded yargs help are all driven by this table.
+// Every ag-mcp flag, defined once: the core's own here, and each plugin's options (declared
+// with definePlugin, collected by build.mjs into generated/plugins.js) joined to them by
+// flagTable(). The start-up parser, the config file and env loader, the lazily loaded yargs help
+// and docs/flags.md are all driven by that one table.
+import type { OptionRole, OptionTable } from '../plugin-api.ts'
 
 export type FlagType = 'string' | 'number' | 'boolean' | 'list'
 
 export interface FlagSpec {
   type: FlagType
   describe: string
-  default?: string | number | boolean
+  default?: string | number | boolean | readonly string[]
   /** Shown in help as the value's placeholder. */
   value?: string
   /** Not accepted from the config file (where a value could leak or loop). */
   cliOnly?: boolean
+  /** Set for a plugin's option: whose it is and what the core does with it. */
+  plugin?: { name: string; option: string; role?: OptionRole }
 }
 
+export type FlagTable = Readonly<Record<string, FlagSpec>>
+
 export const FLAGS = {
-  upstream: {
-    type: 'string',
-    value: 'URL',
-    describe:
-      'Base URL of the ag-server (AGWP v1 lives under /agwp/v1). http:// only for loopback hosts unless --allow-insecure-http.',
-  },
-  'token-file': {
-    type: 'string',
-    value: 'PATH',
-    describe: 'File holding the AGWP token; re-read after a 401, so a rotated token needs no restart.',
-  },
-  'token-env': { type: 'string', value: 'NAME', describe: 'Environment variable holding the AGWP token.' },
   allow: {
     type: 'list',
     value: 'GROUPS',
@@ -69,19 +64,6 @@ export const FLAGS = {
     value: 'N/s',
     describe: 'Tool calls allowed per second (token bucket, burst of twice the rate).',
   },
-  'timeout-ms': { type: 'number', default: 30000, value: 'MS', describe: 'Overall deadline of one upstream call.' },
-  'connect-timeout-ms': {
-    type: 'number',
-    default: 5000,
-    value: 'MS',
-    describe: 'Deadline for connecting to the upstream.',
-  },
-  'max-response-bytes': {
-    type: 'number',
-    default: 16777216,
-    value: 'BYTES',
-    describe: 'Largest upstream response body read.',
-  },
   'page-size': {
     type: 'number',
     default: 100,
@@ -110,6 +92,41 @@ export const FLAGS = {
 } as const satisfies Record<string, FlagSpec>
 
 export type FlagName = keyof typeof FLAGS
+
+/** A plugin's options as the build recorded them (see generated/plugins.js). */
+export interface PluginOptionsEntry {
+  /** Prefix of every option's flag; `<plugin>-` unless the plugin declares another. */
+  optionPrefix: string
+  options: OptionTable
+}
+
+/** The flag a plugin option is set with: its prefix and name. */
+export function pluginFlag(entry: PluginOptionsEntry, option: string): string {
+  return `${entry.optionPrefix}${option}`
+}
+
+/**
+ * The one flag table: the core's flags and every plugin's options under its prefix. A name used
+ * twice is a build defect (build.mjs refuses it first); it is refused here too, never shadowed.
+ */
+export function flagTable(plugins: Readonly<Record<string, PluginOptionsEntry>>): FlagTable {
+  const table: Record<string, FlagSpec> = { ...FLAGS }
+  for (const [name, entry] of Object.entries(plugins)) {
+    for (const [option, spec] of Object.entries(entry.options)) {
+      const flag = pluginFlag(entry, option)
+      if (flag in table || (INFO_FLAGS as readonly string[]).includes(flag) || flag.startsWith('enable-'))
+        throw new Error(`plugin ${name}: option --${flag} is already a flag`)
+      table[flag] = {
+        type: spec.type,
+        describe: spec.description,
+        ...(spec.default !== undefined ? { default: spec.default } : {}),
+        ...(spec.value !== undefined ? { value: spec.value } : {}),
+        plugin: { name, option, ...(spec.role !== undefined ? { role: spec.role } : {}) },
+      }
+    }
+  }
+  return table
+}
 
 /** Flags that only stop start-up to print something. */
 export const INFO_FLAGS = ['help', 'version', 'print-config'] as const

@@ -2,11 +2,11 @@
 // when asked for: yargs costs more start-up time than the whole serve path.
 import yargs from 'yargs'
 import type { Options } from 'yargs'
-import { envName, FLAGS } from './flags.ts'
-import type { FlagSpec } from './flags.ts'
+import { envName } from './flags.ts'
+import type { FlagTable } from './flags.ts'
 import type { Registry } from '../manifest/registry.ts'
 
-export async function renderHelp(name: string, registry: Registry): Promise<string> {
+export async function renderHelp(name: string, registry: Registry, table: FlagTable): Promise<string> {
   let y = yargs([])
     .scriptName(name)
     .usage(
@@ -14,12 +14,12 @@ export async function renderHelp(name: string, registry: Registry): Promise<stri
     )
     .wrap(100)
     .version(false)
-  for (const [flag, raw] of Object.entries(FLAGS)) {
-    const spec: FlagSpec = raw
+  for (const [flag, spec] of Object.entries(table)) {
     const opt: Options = {
       describe: `${spec.describe}${spec.cliOnly ? '' : ` [env ${envName(flag)}]`}`,
       type: spec.type === 'list' ? 'array' : spec.type,
-      group: 'Flags:',
+      // A plugin's options under its own heading: the operator sees whose flag it is.
+      group: spec.plugin ? `Options of the ${spec.plugin.name} plugin:` : 'Flags:',
     }
     if (spec.default !== undefined) opt.default = spec.default
     y = y.option(flag, opt)

@@ -1,10 +1,11 @@
 // Start-up argv parsing driven by the flag table: small enough to cost nothing at start,
 // strict enough to refuse what it does not know (with a suggestion).
-import { FLAGS, INFO_FLAGS } from './flags.ts'
-import type { FlagName, FlagSpec } from './flags.ts'
+import { INFO_FLAGS } from './flags.ts'
+import type { FlagSpec, FlagTable } from './flags.ts'
 
-export type RawValue = string | number | boolean | string[]
-export type RawFlags = Partial<Record<FlagName, RawValue>>
+export type RawValue = string | number | boolean | readonly string[]
+/** Values by flag name, as given (flags, environment, config file), before defaults and checks. */
+export type RawFlags = Record<string, RawValue>
 
 export interface ParsedArgs {
   flags: RawFlags
@@ -15,7 +16,7 @@ export interface ParsedArgs {
 
 export class UsageError extends Error {}
 
-export function parseArgv(argv: readonly string[]): ParsedArgs {
+export function parseArgv(argv: readonly string[], table: FlagTable): ParsedArgs {
   const flags: RawFlags = {}
   const enable: string[] = []
   let info: ParsedArgs['info']
@@ -34,18 +35,18 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       enable.push(name.slice('enable-'.length))
       continue
     }
-    if (name.startsWith('no-') && name.slice(3) in FLAGS && FLAGS[name.slice(3) as FlagName].type === 'boolean') {
-      flags[name.slice(3) as FlagName] = false
+    if (name.startsWith('no-') && table[name.slice(3)]?.type === 'boolean') {
+      flags[name.slice(3)] = false
       continue
     }
     if (name === 'token')
       throw new UsageError(
         'there is no --token flag: a token on the command line shows in process listings; use --token-file PATH (mode 0600) or --token-env NAME',
       )
-    if (!(name in FLAGS)) throw new UsageError(`unknown flag --${name}${suggest(name)}`)
-    const spec: FlagSpec = FLAGS[name as FlagName]
+    const spec = table[name]
+    if (spec === undefined) throw new UsageError(`unknown flag --${name}${suggest(name, table)}`)
     if (spec.type === 'boolean') {
-      flags[name as FlagName] = inline === undefined ? true : parseBoolean(name, inline)
+      flags[name] = inline === undefined ? true : parseBoolean(name, inline)
       continue
     }
     let value = inline
@@ -56,13 +57,13 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       value = next
       i++
     }
-    setValue(flags, name as FlagName, spec, value, `--${name}`)
+    setValue(flags, name, spec, value, `--${name}`)
   }
   return { flags, enable, info }
 }
 
 /** Applies one textual value (from argv or the environment) to the raw flag set. */
-export function setValue(flags: RawFlags, name: FlagName, spec: FlagSpec, value: string, where: string): void {
+export function setValue(flags: RawFlags, name: string, spec: FlagSpec, value: string, where: string): void {
   switch (spec.type) {
     case 'list': {
       const prior = flags[name]
@@ -94,7 +95,7 @@ function parseBoolean(where: string, v: string): boolean {
   throw new UsageError(`${where} is a switch: use it bare, or =true / =false`)
 }
 
-function suggest(name: string): string {
-  const close = Object.keys(FLAGS).filter((f) => f.startsWith(name.slice(0, 3)) || name.startsWith(f.slice(0, 4)))
+function suggest(name: string, table: FlagTable): string {
+  const close = Object.keys(table).filter((f) => f.startsWith(name.slice(0, 3)) || name.startsWith(f.slice(0, 4)))
   return close.length > 0 ? ` (did you mean ${close.map((f) => `--${f}`).join(' or ')}?)` : ' (see --help)'
 }

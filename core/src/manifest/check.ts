@@ -4,8 +4,14 @@ import type { GroupManifest, JsonSchema } from './types.ts'
 
 export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/
 
-/** Plugins and the handler names each one implements, as the build sees them. */
-export type PluginCatalog = Record<string, { handlers: readonly string[]; hasOperation: boolean }>
+/**
+ * Plugins as the build sees them: the handler names each one implements and, for a plugin with a
+ * generic executor, its check of a tool's `operation` block (its schema and its own rules).
+ */
+export type PluginCatalog = Record<
+  string,
+  { handlers: readonly string[]; checkOperation?: (operation: unknown, inputProperties: readonly string[]) => string[] }
+>
 
 export function checkManifests(manifests: readonly GroupManifest[], plugins: PluginCatalog): string[] {
   const problems: string[] = []
@@ -44,13 +50,18 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       }
       if (tool.annotations.readOnlyHint && tool.annotations.destructiveHint)
         problems.push(`${at}: a read-only tool cannot be destructive`)
-      if (plugin && !plugin.handlers.includes(tool.name) && !(tool.operation && plugin.hasOperation)) {
+      if (plugin && !plugin.handlers.includes(tool.name) && !(tool.operation && plugin.checkOperation)) {
         problems.push(
           `${at}: plugin "${m.plugin}" has no handler for it${tool.operation ? ' and no generic operation executor' : ' and the tool declares no operation'}`,
         )
       }
-      if (tool.operation)
-        problems.push(...checkOperation(tool.operation.path, tool.operation, tool.input.properties, at))
+      if (tool.operation !== undefined && plugin) {
+        if (!plugin.checkOperation)
+          problems.push(`${at}: declares an operation, but plugin "${m.plugin}" has no operation executor`)
+        else
+          for (const p of plugin.checkOperation(tool.operation, Object.keys(tool.input.properties)))
+            problems.push(`${at}: ${p}`)
+      }
     }
     for (const r of [...(m.resources ?? []), ...(m.resourceTemplates ?? [])]) {
       if (!m.tools.some((t) => t.name === r.tool))
@@ -92,21 +103,6 @@ function checkRootSchema(schema: JsonSchema, at: string): string[] {
   }
   for (const r of (schema['required'] as string[] | undefined) ?? []) {
     if (!props || !(r in (props as object))) out.push(`${at}: required "${r}" is not a property`)
-  }
-  return out
-}
-
-function checkOperation(
-  path: string,
-  op: { query?: string[]; body?: string[] | Record<string, string>; runHeader?: string },
-  props: Record<string, unknown>,
-  at: string,
-): string[] {
-  const out: string[] = []
-  const used = [...path.matchAll(/\{([a-z0-9_]+)\}/g)].map((x) => x[1] as string)
-  const body = Array.isArray(op.body) ? op.body : Object.values(op.body ?? {})
-  for (const arg of [...used, ...(op.query ?? []), ...body, ...(op.runHeader ? [op.runHeader] : [])]) {
-    if (!(arg in props)) out.push(`${at}: operation uses "${arg}", which is not an input property`)
   }
   return out
 }

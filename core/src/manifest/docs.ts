@@ -9,7 +9,11 @@ const ACCESS: Record<string, string> = {
   'flag-only': 'off unless --enable-{group} is given; refused through --allow',
 }
 
-export function renderToolsDoc(manifests: readonly GroupManifest[]): string {
+/** `describeOperation(plugin, operation)`: the plugin's one-line description of an `operation` block. */
+export function renderToolsDoc(
+  manifests: readonly GroupManifest[],
+  describeOperation: (plugin: string, operation: unknown) => string | undefined = () => undefined,
+): string {
   const out: string[] = [
     '# ag-mcp tools',
     '',
@@ -39,7 +43,8 @@ export function renderToolsDoc(manifests: readonly GroupManifest[]): string {
         `- annotations: ${hints}`,
         `- data kind: \`${t.dataKind}\``,
       )
-      if (t.operation) out.push(`- AGWP: \`${t.operation.method} ${t.operation.path}\``)
+      const operation = t.operation !== undefined ? describeOperation(m.plugin, t.operation) : undefined
+      if (operation !== undefined) out.push(`- ${operation}`)
       const policy = [
         t.repoArg && `repository in \`${t.repoArg}\` (--repo)`,
         t.writePathArgs?.length &&

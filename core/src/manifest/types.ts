@@ -1,5 +1,4 @@
 // The manifest format (manifests/manifest.schema.json is the truth; these types mirror it).
-import type { Operation } from '../plugin-api.ts'
 
 export type JsonSchema = { [key: string]: unknown }
 
@@ -29,7 +28,8 @@ export interface ToolManifest {
   writePathArgs?: string[]
   runArg?: string
   leaseArg?: string
-  operation?: Operation
+  /** Owned by the tool's plugin: checked at build time by the schema the plugin declares. */
+  operation?: Record<string, unknown>
 }
 
 /** What a resource and a resource template share: listed to the host application, served by one tool. */

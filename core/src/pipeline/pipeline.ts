@@ -19,7 +19,7 @@ import { isPluginFailure } from '../plugin-api.ts'
 import { disabledToolMessage } from '../policy/groups.ts'
 import type { Scrubber } from '../safety/scrub.ts'
 import { sanitizeText } from '../safety/sanitize.ts'
-import type { PluginSet } from './plugins.ts'
+import type { LoadedPlugin, PluginSet } from './plugins.ts'
 import { checkCallPolicy } from './policy-check.ts'
 import type { CallPolicy } from './policy-check.ts'
 import { renderError, renderSuccess } from './render.ts'
@@ -104,30 +104,29 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         env,
       )
     }
-    const { plugin, upstream } = loaded as Awaited<ReturnType<PluginSet['get']>>
-    const ctx = new ToolCall(opts, o.log, upstream, toolSpec(tool), o.serverInfo)
+    const { plugin, state, root } = loaded as LoadedPlugin
+    const ctx = new ToolCall(opts, o.log, state, toolSpec(tool), o.serverInfo)
     // Nothing to check (no --repo, no paths written): no extra promise on the common path.
     const policy =
       o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length
         ? { args: argv }
-        : await checkCallPolicy(o.policy, tool, argv, plugin, ctx)
+        : await checkCallPolicy(o.policy, tool, argv, plugin, ctx, root)
     if ('refusal' in policy)
       return renderError(tool, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
-    const handler = plugin.handlers[tool.name] ?? plugin.operation
+    const handler = plugin.handlers[tool.name] ?? plugin.operation?.run
     if (!handler) return renderError(tool, `failed: the ${tool.plugin} plugin has no handler for it.`, undefined, env)
     let data: unknown
     try {
       data = await handler(policy.args, ctx)
     } catch (e) {
       if (isPluginFailure(e)) {
-        const status = e.status !== undefined ? ` ${e.status}` : ''
+        // Only a failure the upstream answered is worded as the upstream's; the rest are the plugin's own.
+        const who =
+          e.origin === 'upstream'
+            ? `the upstream answered${e.status !== undefined ? ` ${e.status}` : ''}`
+            : `the ${tool.plugin} plugin reported`
         const retry = e.retryAfterS !== undefined ? ` Retry after ${e.retryAfterS} s.` : ''
-        return renderError(
-          tool,
-          `failed: the upstream answered${status} ${e.code}.${retry} Its message, quoted:`,
-          e.message,
-          env,
-        )
+        return renderError(tool, `failed: ${who} ${e.code}.${retry} Its message, quoted:`, e.message, env)
       }
       if (opts.signal.aborted) throw e
       o.log.error('handler threw', { tool: tool.name, error: e instanceof Error ? e.message : String(e) })
@@ -140,7 +139,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
       })
       return renderError(
         tool,
-        'failed: the upstream answer did not have the expected shape, so it is not shown (see the ag-mcp log).',
+        `failed: the ${tool.plugin} plugin's answer did not have the expected shape, so it is not shown (see the ag-mcp log).`,
         undefined,
         env,
       )
@@ -238,7 +237,7 @@ class ToolCall implements ToolContext {
   constructor(
     private readonly opts: CallOptions,
     readonly log: Logger,
-    readonly upstream: unknown,
+    readonly state: unknown,
     readonly tool: ToolSpec,
     readonly server: ServerInfo,
   ) {}

@@ -1,32 +1,95 @@
 // Plugins are loaded on their first call (a plugin's code and its upstream client cost
-// start-up time nobody should pay for tools/list) and initialised once.
-import type { Plugin, PluginEnv } from '../plugin-api.ts'
+// start-up time nobody should pay for tools/list) and initialised once. Which plugins exist,
+// and their options, comes from generated/plugins.js: build.mjs writes it from plugins/*/.
+import type { OptionValue, PluginOptionsWithChecks } from '../config/config.ts'
+import { pluginFlag } from '../config/flags.ts'
+import type { Logger, Plugin, PluginInit, TokenSource } from '../plugin-api.ts'
+import { localFailure } from '../plugin-api.ts'
 
-export type PluginLoaders = Record<string, () => Promise<Plugin>>
+/** One bundled plugin: its options (known at start-up) and its code (loaded on first use). */
+export interface BundledPlugin extends PluginOptionsWithChecks {
+  load(): Promise<Plugin>
+}
+
+export type BundledPlugins = Readonly<Record<string, BundledPlugin>>
 
 export interface LoadedPlugin {
   plugin: Plugin
-  upstream: unknown
+  state: unknown
+  /** A local plugin's root (real path): the core checks its writePathArgs under it. */
+  root: string | undefined
 }
+
+export interface PluginSetEnv {
+  /** Each plugin's resolved option values (Config.plugins). */
+  options: Readonly<Record<string, Readonly<Record<string, OptionValue>>>>
+  /** Each plugin's credential, read by the core at start-up. */
+  credentials: Readonly<Record<string, TokenSource>>
+  log: Logger
+}
+
+const NO_CREDENTIAL: TokenSource = { current: async () => undefined, refresh: async () => undefined }
 
 export class PluginSet {
   private readonly loaded = new Map<string, Promise<LoadedPlugin>>()
 
   constructor(
-    private readonly loaders: PluginLoaders,
-    private readonly env: PluginEnv,
+    private readonly bundled: BundledPlugins,
+    private readonly env: PluginSetEnv,
   ) {}
 
   get(name: string): Promise<LoadedPlugin> {
     let p = this.loaded.get(name)
     if (!p) {
-      const loader = this.loaders[name]
-      if (!loader) return Promise.reject(new Error(`plugin ${name} is not bundled`))
-      p = loader().then(async (plugin) => ({ plugin, upstream: plugin.init ? await plugin.init(this.env) : undefined }))
+      const entry = this.bundled[name]
+      if (!entry) return Promise.reject(new Error(`plugin ${name} is not bundled`))
+      p = this.start(name, entry)
       // A failed init (say, no --upstream) is retried on the next call, not cached forever.
       p.catch(() => this.loaded.delete(name))
       this.loaded.set(name, p)
     }
     return p
   }
+
+  private async start(name: string, entry: BundledPlugin): Promise<LoadedPlugin> {
+    const plugin = await entry.load()
+    const options = this.env.options[name] ?? {}
+    const rootOption = Object.entries(entry.options).find(([, spec]) => spec.role === 'root')?.[0]
+    const root =
+      rootOption === undefined ? undefined : await resolveRoot(options[rootOption], pluginFlag(entry, rootOption))
+    const init: PluginInit<Record<string, never>> = {
+      options: options as PluginInit<Record<string, never>>['options'],
+      credential: this.env.credentials[name] ?? NO_CREDENTIAL,
+      root,
+      log: this.env.log,
+    }
+    return { plugin, state: plugin.init ? await plugin.init(init) : undefined, root }
+  }
+}
+
+let gitTopLevel: Promise<string | undefined> | undefined
+
+/**
+ * A local plugin's root: the directory its option names, or else the git top level of the
+ * working directory, asked of git once per process and only when a local plugin first runs
+ * (a process that never calls one never spawns git). Always a real path: symlinks resolved,
+ * so the path checks compare like with like.
+ */
+async function resolveRoot(given: OptionValue, flag: string): Promise<string> {
+  const { realpath } = process.getBuiltinModule('node:fs/promises')
+  if (typeof given === 'string') return realpath(given)
+  gitTopLevel ??= new Promise((resolve) => {
+    process
+      .getBuiltinModule('node:child_process')
+      .execFile('git', ['rev-parse', '--show-toplevel'], { encoding: 'utf8' }, (err, stdout) =>
+        resolve(err ? undefined : stdout.trim()),
+      )
+  })
+  const top = await gitTopLevel
+  if (top === undefined || top === '')
+    throw localFailure(
+      'not_configured',
+      `no root directory: the working directory is not inside a git repository; start ag-mcp with --${flag} DIR`,
+    )
+  return realpath(top)
 }

@@ -32,7 +32,8 @@ async function matcherFor(paths: PathsModule, globs: readonly string[]): Promise
 
 /**
  * Checks a call against the operator's rules. On success returns the arguments to send, with
- * every write path in its normalized form: what was checked is exactly what leaves.
+ * every write path in its normalized form: what was checked is exactly what leaves. `root` is a
+ * local plugin's root directory: its write paths are then checked on the real filesystem under it.
  */
 export async function checkCallPolicy(
   p: CallPolicy,
@@ -40,8 +41,9 @@ export async function checkCallPolicy(
   args: Record<string, unknown>,
   plugin: Plugin,
   ctx: ToolContext,
+  root: string | undefined,
 ): Promise<{ refusal: Refusal } | { args: Record<string, unknown> }> {
-  const r = await check(p, tool, args, plugin, ctx)
+  const r = await check(p, tool, args, plugin, ctx, root)
   return 'rule' in r ? { refusal: r } : { args: r.args }
 }
 
@@ -51,6 +53,7 @@ async function check(
   args: Record<string, unknown>,
   plugin: Plugin,
   ctx: ToolContext,
+  root: string | undefined,
 ): Promise<Refusal | { args: Record<string, unknown> }> {
   const writeArgs = tool.writePathArgs ?? []
   const repo = tool.repoArg !== undefined ? args[tool.repoArg] : undefined
@@ -81,7 +84,8 @@ async function check(
     const list = Array.isArray(v) ? v : [v]
     if (!list.every((x): x is string => typeof x === 'string'))
       return { rule: 'path safety', reason: `"${a}" must name paths as strings.` }
-    const w = paths.checkWritePaths(list, matcher)
+    const w =
+      root === undefined ? paths.checkWritePaths(list, matcher) : await paths.checkLocalWritePaths(root, list, matcher)
     if (!w.ok) {
       const allowed = matcher ? ` Allowed write paths: ${p.writeGlobs.join(', ')}.` : ''
       return {

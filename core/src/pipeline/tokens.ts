@@ -11,9 +11,13 @@ export interface TokenSourceWithSecrets extends TokenSource {
 export async function createTokenSource(opts: {
   file: string | undefined
   env: string | undefined
+  /** The flags that named them (a plugin's `credential-file` and `credential-env` options), for messages. */
+  flags?: { file: string; env: string }
   environment: NodeJS.ProcessEnv
   log: Logger
 }): Promise<TokenSourceWithSecrets> {
+  const fileFlag = `--${opts.flags?.file ?? 'token-file'}`
+  const envFlag = `--${opts.flags?.env ?? 'token-env'}`
   const seen: string[] = []
   let current: string | undefined
   const remember = (t: string | undefined): string | undefined => {
@@ -26,7 +30,7 @@ export async function createTokenSource(opts: {
     // Fetched, not imported, and only with a token file: loading node:fs/promises costs start-up time.
     const { readFile, stat } = process.getBuiltinModule('node:fs/promises')
     const st = await stat(file).catch((e: NodeJS.ErrnoException) => {
-      throw new Error(`--token-file ${file}: cannot read it (${e.code ?? e.message})`)
+      throw new Error(`${fileFlag} ${file}: cannot read it (${e.code ?? e.message})`)
     })
     if ((st.mode & 0o077) !== 0)
       log.warn('token file is readable by group or others; chmod 600 it', { file, mode: (st.mode & 0o777).toString(8) })
@@ -35,7 +39,7 @@ export async function createTokenSource(opts: {
       return text === '' ? undefined : text
     }
     remember(await read())
-    if (current === undefined) throw new Error(`--token-file ${file}: the file is empty`)
+    if (current === undefined) throw new Error(`${fileFlag} ${file}: the file is empty`)
     return {
       current: async () => current,
       refresh: async () => {
@@ -56,7 +60,7 @@ export async function createTokenSource(opts: {
         '--token-env takes the NAME of an environment variable; the value given is not one (not shown: it may be the token itself)',
       )
     const value = environment[env]?.trim()
-    if (value === undefined || value === '') throw new Error(`--token-env ${env}: the variable is not set or empty`)
+    if (value === undefined || value === '') throw new Error(`${envFlag} ${env}: the variable is not set or empty`)
     remember(value)
     return { current: async () => current, refresh: async () => current, secrets: () => seen }
   }

@@ -147,3 +147,74 @@ export function checkRepo(repo: string, matcher: PathMatcher | undefined): RepoV
     return refuse(`repository "${echo(repo)}" matches no --repo glob.`)
   return { ok: true, repo }
 }
+
+/**
+ * True when `path` is `root` or lies under it. Separator-aware: `/repo-evil` is not under
+ * `/repo` (a plain prefix test accepts it: one of the two filesystem-server escapes of 2025).
+ */
+export function isInside(root: string, path: string): boolean {
+  if (path === root) return true
+  const prefix = root.endsWith('/') ? root : `${root}/`
+  return path.startsWith(prefix)
+}
+
+/**
+ * A local plugin's write paths, checked on the real filesystem under its root (a real path).
+ * Each path may be relative to the root or absolute; `..` is resolved, then symlinks: the
+ * deepest part of the path that exists is resolved with realpath (so a symlinked directory, or a
+ * symlink as the file itself, counts where it points), and what is left must stay under the root.
+ * Then the usual rules apply to the path relative to the root (no .git, no controls, the
+ * --write-path globs). On success the paths are returned relative to the root, as checked.
+ */
+export async function checkLocalWritePaths(
+  root: string,
+  paths: string[],
+  matcher: PathMatcher | undefined,
+): Promise<WritePathsVerdict> {
+  const { resolve, relative, dirname, basename, join } = process.getBuiltinModule('node:path')
+  const { lstat, realpath } = process.getBuiltinModule('node:fs/promises')
+  const refuse = (p: string, reason: string): WritePathsVerdict => ({
+    ok: false,
+    rule: 'write-path',
+    value: echo(String(p)),
+    reason,
+  })
+  const out: string[] = []
+  for (const p of paths) {
+    if (typeof p !== 'string' || p === '') return refuse(String(p), 'path is empty.')
+    if (p.length > MAX_PATH_LENGTH) return refuse(p, `path is longer than ${MAX_PATH_LENGTH} characters.`)
+    const bad = forbiddenCharacter(p)
+    if (bad !== undefined) return refuse(p, `path ${bad}.`)
+    const lexical = resolve(root, p)
+    if (!isInside(root, lexical)) return refuse(p, 'path is outside the root directory.')
+    // The deepest existing ancestor (or the path itself), and the names below it not yet made.
+    let existing = lexical
+    const missing: string[] = []
+    for (;;) {
+      try {
+        await lstat(existing)
+        break
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code
+        if (code !== 'ENOENT') return refuse(p, `path cannot be checked (${code ?? 'unknown error'}).`)
+        missing.unshift(basename(existing))
+        existing = dirname(existing)
+      }
+    }
+    let real: string
+    try {
+      real = await realpath(existing)
+    } catch {
+      return refuse(p, 'path goes through a symlink whose target does not exist.')
+    }
+    const full = missing.length > 0 ? join(real, ...missing) : real
+    if (full === root) return refuse(p, 'path names the root directory, not a file.')
+    if (!isInside(root, full)) return refuse(p, 'path leads out of the root directory through a symlink.')
+    const n = normalizeRepoPath(relative(root, full))
+    if (!n.ok) return refuse(p, n.reason)
+    if (matcher !== undefined && !matcher.matches(n.path))
+      return refuse(n.path, `"${echo(n.path)}" matches no --write-path glob.`)
+    out.push(n.path)
+  }
+  return { ok: true, paths: out }
+}

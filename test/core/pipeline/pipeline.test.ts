@@ -2,7 +2,7 @@
 // handler runs, and whatever a handler returns or throws reaches the model fenced and clean.
 import t from 'tap'
 import type { Plugin, ToolArgs } from '../../../core/src/plugin-api.ts'
-import { pluginFailure } from '../../../core/src/plugin-api.ts'
+import { localFailure, upstreamFailure } from '../../../core/src/plugin-api.ts'
 import { createTestPipeline } from '../../helpers/test-pipeline.ts'
 import { manifests } from '../../../generated/manifests.js'
 
@@ -16,12 +16,16 @@ function stubAgwp(
   const calls: { tool: string; args: ToolArgs }[] = []
   const plugin: Plugin = {
     name: 'agwp',
+    api: 1,
     handlers: {},
-    operation: async (args, ctx) => {
-      calls.push({ tool: ctx.tool.name, args })
-      const a = answer(ctx.tool.name, args)
-      if (a instanceof Error || (typeof a === 'object' && a !== null && 'pluginFailure' in a)) throw a
-      return a
+    operation: {
+      schema: {},
+      run: async (args, ctx) => {
+        calls.push({ tool: ctx.tool.name, args })
+        const a = answer(ctx.tool.name, args)
+        if (a instanceof Error || (typeof a === 'object' && a !== null && 'pluginFailure' in a)) throw a
+        return a
+      },
     },
     ...(lease ? { confirmLease: async () => lease } : {}),
   }
@@ -30,6 +34,7 @@ function stubAgwp(
 
 const infoPlugin: Plugin = {
   name: 'info',
+  api: 1,
   handlers: {
     server_info: async (_a, ctx) => ({
       name: ctx.server.name,
@@ -128,20 +133,24 @@ t.test(
     const seen: { tool: string; repoArg: string | undefined; args: ToolArgs }[] = []
     const plugin: Plugin = {
       name: 'agwp',
+      api: 1,
       handlers: {},
-      operation: async (args, ctx) => {
-        seen.push({ tool: ctx.tool.name, repoArg: ctx.tool.repoArg, args })
-        return {
-          ok: true,
-          id: 'x',
-          state: 'open',
-          workspace: 'w',
-          path: 'a',
-          blob: 'b'.repeat(40),
-          size: 1,
-          created: true,
-          run_id: 'r',
-        }
+      operation: {
+        schema: {},
+        run: async (args, ctx) => {
+          seen.push({ tool: ctx.tool.name, repoArg: ctx.tool.repoArg, args })
+          return {
+            ok: true,
+            id: 'x',
+            state: 'open',
+            workspace: 'w',
+            path: 'a',
+            blob: 'b'.repeat(40),
+            size: 1,
+            created: true,
+            run_id: 'r',
+          }
+        },
       },
     }
     const h = createTestPipeline({
@@ -259,9 +268,18 @@ t.test('rate limit: excess calls are refused with when to retry', async (t) => {
   t.match(results[3]?.text, /refused by the rate limit \(--rate-limit\).*retry in \d/)
 })
 
+t.test("a failure is worded as the upstream's only when the upstream answered it", async (t) => {
+  const agwp = stubAgwp(() => localFailure('unreachable', 'cannot reach the upstream http://127.0.0.1:1'))
+  const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin } })
+  const r = await h.call('log', { repo: 'demo' })
+  t.equal(r.isError, true)
+  t.match(r.text, /^log: failed: the agwp plugin reported unreachable\. Its message, quoted:/)
+  t.notMatch(r.text, /upstream answered/)
+})
+
 t.test('upstream failures reach the model quoted, cleaned and bounded', async (t) => {
   const long = `\u001b[31mdenied\u001b[0m by policy ${TOKEN} \u202e${'x'.repeat(10000)}`
-  const agwp = stubAgwp(() => pluginFailure('forbidden', long, { status: 403 }))
+  const agwp = stubAgwp(() => upstreamFailure('forbidden', long, { status: 403 }))
   const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin }, secrets: [TOKEN] })
   const r = await h.call('log', { repo: 'demo' })
   t.equal(r.isError, true)

@@ -1,8 +1,11 @@
 // The recording listener (test/helpers/recording-server.ts) with bodies, and a plugin
 // env/context pointing the agwp client at it.
 import type http from 'node:http'
-import type { Logger, Operation, PluginEnv, ToolContext } from '../../../core/src/plugin-api.ts'
+import type { Logger } from '../../../core/src/plugin-api.ts'
 import { createClient } from '../../../plugins/agwp/client.ts'
+import type { ClientSettings } from '../../../plugins/agwp/client.ts'
+import type { AgwpContext } from '../../../plugins/agwp/executor.ts'
+import type { Operation } from '../../../plugins/agwp/operation.ts'
 import { recordingServer } from '../../helpers/recording-server.ts'
 import type { Seen } from '../../helpers/recording-server.ts'
 
@@ -45,7 +48,7 @@ export const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 export function envFor(
   url: string,
   o: { token?: string; refreshTo?: string; timeoutMs?: number; maxResponseBytes?: number } = {},
-): PluginEnv & { refreshes: number } {
+): ClientSettings & { refreshes: number } {
   let token = o.token ?? 'agwp_test-token-0000000000'
   const env = {
     upstream: {
@@ -69,15 +72,15 @@ export function envFor(
 }
 
 export function ctxFor(
-  env: PluginEnv,
+  env: ClientSettings,
   operation?: Operation,
   signal: AbortSignal = new AbortController().signal,
   name = 't',
-): ToolContext {
+): AgwpContext {
   return {
     signal,
     log: silent,
-    upstream: createClient(env),
+    state: createClient(env),
     tool: { name, group: 'read', dataKind: 'test', ...(operation ? { operation } : {}) },
     server: { name: 'ag-mcp', version: '0', groups: [], revisions: [], limits: {} },
   }

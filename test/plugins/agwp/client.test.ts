@@ -2,7 +2,8 @@
 // garbage, error bodies, retries, token refresh, cancellation and deadlines.
 import t from 'tap'
 import { isPluginFailure } from '../../../core/src/plugin-api.ts'
-import type { Operation, PluginFailure } from '../../../core/src/plugin-api.ts'
+import type { PluginFailure } from '../../../core/src/plugin-api.ts'
+import type { Operation } from '../../../plugins/agwp/operation.ts'
 import { createClient } from '../../../plugins/agwp/client.ts'
 import { execute } from '../../../plugins/agwp/executor.ts'
 import { ctxFor, envFor, json, listen } from './_listener.ts'

@@ -1,7 +1,8 @@
 // The generic executor against a real local HTTP listener: what goes on the wire.
 import t from 'tap'
 import { isPluginFailure } from '../../../core/src/plugin-api.ts'
-import type { Operation, ToolContext } from '../../../core/src/plugin-api.ts'
+import type { AgwpContext } from '../../../plugins/agwp/executor.ts'
+import type { Operation } from '../../../plugins/agwp/operation.ts'
 import plugin from '../../../plugins/agwp/index.ts'
 import { execute, scoped, toRequest } from '../../../plugins/agwp/executor.ts'
 import { ctxFor, envFor, listen } from './_listener.ts'
@@ -107,24 +108,24 @@ t.test('a DELETE is sent complete, without a body', async (t) => {
 })
 
 /** A context for a tool whose manifest names its repository through repoArg `repo`. */
-function withRepoArg(op: Operation): ToolContext {
+function withRepoArg(op: Operation): AgwpContext {
   const ctx = ctxFor(envFor(l.url), op)
   return { ...ctx, tool: { ...ctx.tool, repoArg: 'repo' } }
 }
 
 t.test('AGWP-Repo: sent whenever the tool declares a repoArg and the call gives it', async (t) => {
   const write = withRepoArg({ method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path', 'content'] })
-  await plugin.operation!({ repo: 'demo', workspace: 'ws-3', path: 'a', content: 'x' }, write)
+  await plugin.operation!.run({ repo: 'demo', workspace: 'ws-3', path: 'a', content: 'x' }, write)
   t.equal(l.seen[0]?.headers['agwp-repo'], 'demo', 'an id-taking tool sends the repository it names')
   t.same(JSON.parse(l.seen[0]?.body ?? ''), { path: 'a', content: 'x' }, 'repo is not a body field')
   t.equal(l.seen[0]?.url, '/agwp/v1/workspaces/ws-3/files')
   const log = withRepoArg({ method: 'GET', path: '/repos/{repo}/log' })
-  await plugin.operation!({ repo: 'demo' }, log)
+  await plugin.operation!.run({ repo: 'demo' }, log)
   t.equal(l.seen[1]?.headers['agwp-repo'], 'demo', 'also when the path already names it')
-  await plugin.operation!({ workspace: 'ws-3', path: 'a', content: 'x' }, write)
+  await plugin.operation!.run({ workspace: 'ws-3', path: 'a', content: 'x' }, write)
   t.equal(l.seen[2]?.headers['agwp-repo'], undefined, 'no repo given (no --repo): no header')
   const noArg = ctxFor(envFor(l.url), { method: 'GET', path: '/repos/{repo}/log' })
-  await plugin.operation!({ repo: 'demo' }, noArg)
+  await plugin.operation!.run({ repo: 'demo' }, noArg)
   t.equal(l.seen[3]?.headers['agwp-repo'], undefined, 'a tool without repoArg: no header')
 })
 
@@ -138,10 +139,12 @@ t.test(
       l.seen.map((s) => s.headers['agwp-repo']),
       ['demo', 'demo'],
     )
-    const bad = await plugin.operation!(
-      { repo: 'de\r\nmo', workspace: 'ws-3', path: 'a', content: 'x' },
-      withRepoArg({ method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path'] }),
-    ).catch((x: unknown) => x)
+    const bad = await plugin
+      .operation!.run(
+        { repo: 'de\r\nmo', workspace: 'ws-3', path: 'a', content: 'x' },
+        withRepoArg({ method: 'PUT', path: '/workspaces/{workspace}/files', body: ['path'] }),
+      )
+      .catch((x: unknown) => x)
     t.ok(isPluginFailure(bad) && bad.code === 'invalid', 'a header-breaking repository is refused')
     t.equal(l.seen.length, 2, 'and not sent')
   },
@@ -154,7 +157,7 @@ t.test('scoped keeps the signal of a context that exposes it as an accessor, as 
   // The core's context reads its signal through a prototype getter: a spread would drop it.
   class AccessorContext {
     readonly log = base.log
-    readonly upstream = base.upstream
+    readonly state = base.state
     readonly tool = base.tool
     readonly server = base.server
     get signal(): AbortSignal {

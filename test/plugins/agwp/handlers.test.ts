@@ -2,7 +2,7 @@
 // against a scripted listener.
 import t from 'tap'
 import { isPluginFailure } from '../../../core/src/plugin-api.ts'
-import type { Operation } from '../../../core/src/plugin-api.ts'
+import type { Operation } from '../../../plugins/agwp/operation.ts'
 import plugin from '../../../plugins/agwp/index.ts'
 import { ctxFor, envFor, json, listen } from './_listener.ts'
 import type { Seen } from './_listener.ts'
