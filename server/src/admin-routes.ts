@@ -4,6 +4,9 @@ import { forbidden } from './errors.ts'
 import { checkRepoName } from './paths.ts'
 import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens } from './admin.ts'
 import { createTask, viewTask } from './coordination.ts'
+import { keyAdd, keyList, keyRevoke, viewKey } from './keys.ts'
+import { canonicalStatement, statementFor } from './provenance.ts'
+import { inScope } from './auth.ts'
 import type { Policy, Role, Scope } from './types.ts'
 
 // /admin: operator endpoints. The admin scope is required for every one of them, so an
@@ -48,6 +51,34 @@ export function registerAdminRoutes(router: Router): void {
     admin(r, null)
     // A token outside the caller's repositories is answered as if it did not exist.
     return { body: adminRevoke(r.ctx.store, r.params['id'] ?? '', (t) => administers(r.caller, t.repos)) }
+  })
+  // What the key holder signs for a proposal's current head (provenance sign, online).
+  router.add('GET', '/admin/proposals/:id/statement', async (r) => {
+    const id = r.params['id'] ?? ''
+    const p = inScope(r.caller, r.ctx.store.get('proposals', id), 'proposal', id)
+    admin(r, p.repo)
+    const statement = canonicalStatement(await statementFor(r.ctx.repos.get(p.repo), p))
+    return { body: { proposal: p.id, head: p.head, statement } }
+  })
+  router.add('GET', '/admin/keys', (r) => {
+    admin(r, null)
+    return { body: { keys: keyList(r.ctx.store, r.query.get('principal') ?? undefined).map(viewKey) } }
+  })
+  router.add(
+    'POST',
+    '/admin/keys',
+    (r) => {
+      admin(r, null)
+      return {
+        status: 201,
+        body: viewKey(keyAdd(r.ctx.store, r.body as { principal: string; public_key: string; label?: string })),
+      }
+    },
+    'AdminKeyAddRequest',
+  )
+  router.add('DELETE', '/admin/keys/:id', (r) => {
+    admin(r, null)
+    return { body: viewKey(keyRevoke(r.ctx.store, r.params['id'] ?? '')) }
   })
   router.add(
     'PUT',

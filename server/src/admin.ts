@@ -4,15 +4,7 @@ import { execFileSync } from 'node:child_process'
 import { mintToken, publicToken } from './auth.ts'
 import { conflict, invalid, notFound } from './errors.ts'
 import type { Store } from './store.ts'
-import {
-  DEFAULT_POLICY,
-  type TokenRec,
-  type Policy,
-  type Role,
-  type Scope,
-  type RepoMeta,
-  type ProposalRec,
-} from './types.ts'
+import { DEFAULT_POLICY, type TokenRec, type Policy, type Role, type Scope, type RepoMeta } from './types.ts'
 import { checkRepoName } from './paths.ts'
 import { nowIso } from './util.ts'
 
@@ -69,33 +61,6 @@ export function adminSetPolicy(store: Store, repo: string, patch: Partial<Policy
   const policy: Policy = { ...m.policy, ...patch }
   store.commit([{ c: 'repos', k: repo, v: { ...m, policy } }])
   return policy
-}
-
-export function adminProvenance(
-  store: Store,
-  id: string,
-  by: string,
-  b: { key_id: string; signature: string; statement: string; head?: string },
-): ProposalRec {
-  const p = store.get('proposals', id)
-  if (!p) throw notFound(`proposal '${id}' not found`, { proposal: id })
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
-  if (b.head !== undefined && b.head !== p.head)
-    throw conflict('head is not the current proposal head', { head: p.head })
-  const next: ProposalRec = {
-    ...p,
-    provenance: {
-      key_id: b.key_id,
-      signature: b.signature,
-      statement: b.statement,
-      head: p.head,
-      attached_by: by,
-      attached_at: nowIso(),
-    },
-    updated_at: nowIso(),
-  }
-  store.commit([{ c: 'proposals', k: id, v: next }])
-  return next
 }
 
 /** Add a repository: a bare clone of an existing one, or a new empty one. */

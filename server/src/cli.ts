@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import yargs, { type Argv } from 'yargs'
 import { acquireLock, initDataDir, isDataDir, prepareSecret, updateLock, type LockInfo } from './datadir.ts'
-import { adminMint, adminProvenance, adminRevoke, adminSetPolicy, adminSetRole, adminTokens, repoAdd } from './admin.ts'
+import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens, repoAdd } from './admin.ts'
 import { Store } from './store.ts'
 import { startServer } from './http.ts'
 import { AgwpError } from './errors.ts'
@@ -13,6 +13,8 @@ import { RepoRegistry } from './repos.ts'
 import { KeyedMutex } from './mutex.ts'
 import { DEFAULT_LIMITS, type Ctx } from './context.ts'
 import { createTask } from './coordination.ts'
+import { keyAdd, keyList, keyRevoke, parsePrivateKey } from './keys.ts'
+import { attachRecord, canonicalStatement, sign, statementFor } from './provenance.ts'
 
 // The operator's CLI. Commands that change state work in one of two modes:
 //  - offline: no server holds the data directory; the CLI opens it under the lock;
@@ -34,6 +36,11 @@ interface Admin {
   policy(repo: string, p: Partial<Policy>): Promise<unknown>
   task(repo: string, b: { title: string; body?: string; paths?: string[] }): Promise<{ id: string }>
   provenance(id: string, b: { key_id: string; signature: string; statement: string; head?: string }): Promise<unknown>
+  /** The canonical statement to sign for a proposal's current head. */
+  statement(id: string): Promise<{ proposal: string; head: string; statement: string }>
+  keyAdd(b: { principal: string; public_key: string; label?: string }): Promise<{ id: string }>
+  keys(principal: string | undefined): Promise<unknown>
+  keyRevoke(id: string): Promise<unknown>
   done(): void
 }
 
@@ -54,7 +61,19 @@ function offline(dir: string, release: () => void): Admin {
     role: async (repo, principal, role) => (requireRepo(repo), adminSetRole(store, repo, principal, role)),
     policy: async (repo, p) => (requireRepo(repo), adminSetPolicy(store, repo, p)),
     task: async (repo, b) => createTask(ctx, 'human:admin', repo, b),
-    provenance: async (id, b) => adminProvenance(store, id, 'human:admin', b),
+    provenance: async (id, b) => attachRecord(ctx, id, 'human:admin', b),
+    statement: async (id) => {
+      const p = store.get('proposals', id)
+      if (!p) throw new Error(`proposal '${id}' not found`)
+      return {
+        proposal: p.id,
+        head: p.head,
+        statement: canonicalStatement(await statementFor(ctx.repos.get(p.repo), p)),
+      }
+    },
+    keyAdd: async (b) => keyAdd(store, b),
+    keys: async (principal) => ({ keys: keyList(store, principal) }),
+    keyRevoke: async (id) => keyRevoke(store, id),
     done: () => {
       ctx.repos.closeAll()
       store.close()
@@ -86,6 +105,15 @@ function online(dir: string, holder: LockInfo): Admin {
     policy: (repo, p) => call('PUT', `/admin/repos/${enc(repo)}/policy`, p),
     task: async (repo, b) => (await call('POST', `/admin/repos/${enc(repo)}/tasks`, b)) as { id: string },
     provenance: (id, b) => call('POST', `/proposals/${enc(id)}/provenance`, b),
+    statement: async (id) =>
+      (await call('GET', `/admin/proposals/${enc(id)}/statement`)) as {
+        proposal: string
+        head: string
+        statement: string
+      },
+    keyAdd: async (b) => (await call('POST', '/admin/keys', b)) as { id: string },
+    keys: (principal) => call('GET', `/admin/keys${principal !== undefined ? `?principal=${enc(principal)}` : ''}`),
+    keyRevoke: (id) => call('DELETE', `/admin/keys/${enc(id)}`),
     done: () => undefined,
   }
 }
@@ -111,6 +139,16 @@ const list = (s: string | undefined): string[] =>
     .split(',')
     .map((x) => x.trim())
     .filter(Boolean)
+
+/** A private key is read from a file only its owner can read (never from a flag). */
+function readPrivateKeyFile(file: string): string {
+  const st = fs.statSync(file)
+  if (process.platform !== 'win32' && (st.mode & 0o077) !== 0)
+    throw new Error(
+      `private key file ${file} is readable by others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it`,
+    )
+  return fs.readFileSync(file, 'utf8')
+}
 
 function parseListen(s: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s)
@@ -332,31 +370,116 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
         out(t.id)
       },
     )
-    .command(
-      'provenance attach <proposal>',
-      'attach a provenance record (the key holder signs; this stores it)',
-      (y: Argv) =>
-        y
-          .positional('proposal', { type: 'string', demandOption: true })
-          .option('key-id', { type: 'string', demandOption: true })
-          .option('signature', { type: 'string' })
-          .option('signature-file', { type: 'string' })
-          .option('statement', { type: 'string', demandOption: true })
-          .option('head', { type: 'string' })
-          .option('data', dataOpt),
-      async (a) => {
-        const sig = a['signature-file'] ? fs.readFileSync(String(a['signature-file']), 'utf8').trim() : a['signature']
-        if (!sig) throw new Error('give --signature or --signature-file')
-        const body = {
-          key_id: String(a['key-id']),
-          signature: String(sig),
-          statement: String(a['statement']),
-          ...(a['head'] ? { head: String(a['head']) } : {}),
-        }
-        validateBody('ProvenanceAttachRequest', body)
-        await withAdmin(need(a['data'] as string | undefined), (adm) => adm.provenance(String(a['proposal']), body))
-        out(`provenance attached to ${String(a['proposal'])}`)
-      },
+    .command('key <action>', "manage principals' signing keys (Ed25519)", (y: Argv) =>
+      y
+        .command(
+          'add',
+          'register a public key for a principal (PEM or an ssh-ed25519 line); prints its id',
+          (y2: Argv) =>
+            y2
+              .option('principal', { type: 'string', demandOption: true })
+              .option('ed25519', { type: 'string', demandOption: true, describe: 'public key file' })
+              .option('label', { type: 'string' })
+              .option('data', dataOpt),
+          async (a) => {
+            const body = {
+              principal: String(a['principal']),
+              public_key: fs.readFileSync(String(a['ed25519']), 'utf8'),
+              ...(a['label'] !== undefined ? { label: String(a['label']) } : {}),
+            }
+            validateBody('AdminKeyAddRequest', body)
+            const k = await withAdmin(need(a['data'] as string | undefined), (adm) => adm.keyAdd(body))
+            out(`added key ${k.id} for ${body.principal}`)
+          },
+        )
+        .command(
+          'list',
+          'list keys (public halves only)',
+          (y2: Argv) => y2.option('principal', { type: 'string' }).option('data', dataOpt),
+          async (a) => {
+            const principal = a['principal'] !== undefined ? String(a['principal']) : undefined
+            out(
+              JSON.stringify(
+                await withAdmin(need(a['data'] as string | undefined), (adm) => adm.keys(principal)),
+                null,
+                2,
+              ),
+            )
+          },
+        )
+        .command(
+          'revoke <id>',
+          'revoke a key: records attached from now on with it are refused',
+          (y2: Argv) => y2.positional('id', { type: 'string', demandOption: true }).option('data', dataOpt),
+          async (a) => {
+            await withAdmin(need(a['data'] as string | undefined), (adm) => adm.keyRevoke(String(a['id'])))
+            out(`revoked ${String(a['id'])}`)
+          },
+        )
+        .demandCommand(1),
+    )
+    .command('provenance <action>', 'sign and attach provenance records', (y: Argv) =>
+      y
+        .command(
+          'sign <proposal>',
+          "sign the proposal's current head with a private key read from --key-file; writes the record",
+          (y2: Argv) =>
+            y2
+              .positional('proposal', { type: 'string', demandOption: true })
+              .option('key-file', {
+                type: 'string',
+                demandOption: true,
+                describe: 'Ed25519 private key, PEM (mode 0600)',
+              })
+              .option('out', { type: 'string', describe: 'write the record here (default: stdout)' })
+              .option('attach', { type: 'boolean', default: false, describe: 'attach the record as well' })
+              .option('data', dataOpt),
+          async (a) => {
+            const dir = need(a['data'] as string | undefined)
+            const { key, keyId } = parsePrivateKey(readPrivateKeyFile(String(a['key-file'])))
+            const record = await withAdmin(dir, async (adm) => {
+              const s = await adm.statement(String(a['proposal']))
+              const r = { key_id: keyId, signature: sign(s.statement, key), statement: s.statement }
+              if (a['attach']) await adm.provenance(s.proposal, { ...r, head: s.head })
+              return r
+            })
+            if (a['out'] !== undefined) fs.writeFileSync(String(a['out']), JSON.stringify(record) + '\n')
+            else out(JSON.stringify(record))
+            if (a['attach']) out(`provenance signed with ${keyId} and attached to ${String(a['proposal'])}`)
+          },
+        )
+        .command(
+          'attach <proposal>',
+          'attach a signed record (from provenance sign --out); the server verifies it',
+          (y2: Argv) =>
+            y2
+              .positional('proposal', { type: 'string', demandOption: true })
+              .option('record', { type: 'string', describe: 'record file written by provenance sign' })
+              .option('key-id', { type: 'string' })
+              .option('signature', { type: 'string' })
+              .option('signature-file', { type: 'string' })
+              .option('statement', { type: 'string' })
+              .option('head', { type: 'string' })
+              .option('data', dataOpt),
+          async (a) => {
+            let body: { key_id: string; signature: string; statement: string; head?: string }
+            if (a['record'] !== undefined) {
+              body = JSON.parse(fs.readFileSync(String(a['record']), 'utf8')) as typeof body
+            } else {
+              const sig = a['signature-file']
+                ? fs.readFileSync(String(a['signature-file']), 'utf8').trim()
+                : a['signature']
+              if (!sig || a['key-id'] === undefined || a['statement'] === undefined)
+                throw new Error('give --record FILE, or --key-id, --statement and --signature or --signature-file')
+              body = { key_id: String(a['key-id']), signature: String(sig), statement: String(a['statement']) }
+            }
+            if (a['head']) body = { ...body, head: String(a['head']) }
+            validateBody('ProvenanceAttachRequest', body)
+            await withAdmin(need(a['data'] as string | undefined), (adm) => adm.provenance(String(a['proposal']), body))
+            out(`provenance verified and attached to ${String(a['proposal'])}`)
+          },
+        )
+        .demandCommand(1),
     )
     .command(
       'serve',

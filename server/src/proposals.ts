@@ -11,6 +11,7 @@ import { checkBranch, checkPath } from './paths.ts'
 import type { MergeInfo, Repo } from './repos.ts'
 import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
+import { attachRecord, provenanceStatus } from './provenance.ts'
 import { buildTree, getWorkspace } from './workspaces.ts'
 
 // Proposals are real commits on refs/proposals/<id> whose parent is the workspace base.
@@ -336,16 +337,7 @@ export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string,
     .map((r) => r.reviewer_principal)
 
   const provRequired = policy.require_provenance_for_agents && p.author_principal.startsWith('agent:')
-  const provenance: Record<string, unknown> = { required: provRequired, status: 'not_required' }
-  if (p.provenance) {
-    Object.assign(provenance, {
-      key_id: p.provenance.key_id,
-      head: p.provenance.head,
-      attached_by: p.provenance.attached_by,
-      attached_at: p.provenance.attached_at,
-    })
-    provenance['status'] = p.provenance.head === p.head ? 'attached' : 'stale'
-  } else if (provRequired) provenance['status'] = 'missing'
+  const provenance = await provenanceStatus(ctx.store, repo, p, provRequired)
 
   const blockers: { code: string; message: string }[] = []
   if (p.state !== 'open') blockers.push({ code: 'not_open', message: `proposal is ${p.state}` })
@@ -364,10 +356,10 @@ export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string,
     })
   if (changesRequested.length)
     blockers.push({ code: 'changes_requested', message: `changes requested by ${changesRequested.join(', ')}` })
-  if (provRequired && provenance['status'] !== 'attached')
+  if (provRequired && provenance['status'] !== 'verified')
     blockers.push({
       code: 'provenance_missing',
-      message: 'policy requires a provenance record for the current head of an agent proposal',
+      message: `policy requires verified provenance for the current head of an agent proposal (${String(provenance['status'])}${provenance['reason'] !== undefined ? `: ${String(provenance['reason'])}` : ''})`,
     })
 
   const out: Record<string, unknown> = {
@@ -456,32 +448,17 @@ export async function createReview(
   return r
 }
 
-export function attachProvenance(
+export async function attachProvenance(
   ctx: Ctx,
   caller: Caller,
   id: string,
   body: { key_id: string; signature: string; statement: string; head?: string },
-): ProposalRec {
-  const p = getProposal(ctx, caller, id)
-  // Only the operator's credential (admin scope) reaches this; ag-mcp has no admin group.
+): Promise<ProposalRec> {
+  const p = inScope(caller, ctx.store.get('proposals', id), 'proposal', id)
+  // Only the operator's credential (admin scope, no role needed) reaches this; ag-mcp has no
+  // admin group. The record itself is verified: the credential vouches for nothing.
   authorize(ctx.store, caller, 'admin', p.repo, null)
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
-  if (body.head !== undefined && body.head !== p.head)
-    throw conflict('head is not the current proposal head', { head: p.head })
-  const next: ProposalRec = {
-    ...p,
-    provenance: {
-      key_id: body.key_id,
-      signature: body.signature,
-      statement: body.statement,
-      head: p.head,
-      attached_by: caller.principal,
-      attached_at: nowIso(),
-    },
-    updated_at: nowIso(),
-  }
-  ctx.store.commit([{ c: 'proposals', k: id, v: next }])
-  return next
+  return attachRecord(ctx, id, caller.principal, body)
 }
 
 export async function integrate(

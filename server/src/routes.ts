@@ -261,7 +261,12 @@ export function registerRoutes(router: Router): void {
     async (r) => ({
       body: await pr.evaluate(
         r.ctx,
-        pr.attachProvenance(r.ctx, r.caller, r.params['id'] ?? '', r.body as Parameters<typeof pr.attachProvenance>[3]),
+        await pr.attachProvenance(
+          r.ctx,
+          r.caller,
+          r.params['id'] ?? '',
+          r.body as Parameters<typeof pr.attachProvenance>[3],
+        ),
       ),
     }),
     'ProvenanceAttachRequest',

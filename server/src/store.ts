@@ -399,5 +399,6 @@ function emptyTables(): Tables {
     counters: new Map(),
     intents: new Map(),
     idempotency: new Map(),
+    keys: new Map(),
   }
 }

@@ -63,6 +63,18 @@ export interface RevisionRec {
   created_at: string
 }
 
+/** A principal's signing key (Ed25519). Revoked, never deleted: old signatures stay judgeable. */
+export interface KeyRec {
+  id: string
+  principal: string
+  algorithm: 'ed25519'
+  /** raw 32-byte public key, base64 */
+  public_key: string
+  label?: string
+  created_at: string
+  revoked_at?: string
+}
+
 export interface ProvenanceRec {
   key_id: string
   signature: string
@@ -212,6 +224,7 @@ export interface Collections {
   counters: number
   intents: IntentRec
   idempotency: IdempotencyRec
+  keys: KeyRec
 }
 export type CollectionName = keyof Collections
 export const COLLECTIONS: readonly CollectionName[] = [
@@ -226,4 +239,5 @@ export const COLLECTIONS: readonly CollectionName[] = [
   'counters',
   'intents',
   'idempotency',
+  'keys',
 ]

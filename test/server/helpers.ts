@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -191,4 +192,32 @@ export function fsckProblems(data: string): string {
     if (r.status !== 0 || text !== '') out.push(`${name} (exit ${r.status}): ${text}`)
   }
   return out.join('\n')
+}
+
+export interface SigningKey {
+  id: string
+  privateKey: crypto.KeyObject
+  publicPem: string
+}
+
+/** A fresh Ed25519 key pair registered for `principal` through the admin API. */
+export async function registerKey(fx: Fixture, principal: string, who = 'admin'): Promise<SigningKey> {
+  const { publicKey, privateKey } = crypto.generateKeyPairSync('ed25519')
+  const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
+  const r = await fx.api(who, 'POST', '/admin/keys', { principal, public_key: publicPem })
+  if (r.status !== 201) throw new Error(`key add: ${r.status} ${JSON.stringify(r.body)}`)
+  return { id: r.body.id, privateKey, publicPem }
+}
+
+/** The record the key holder produces for a proposal's current head (as `ag-server provenance sign`). */
+export async function signedRecord(
+  fx: Fixture,
+  id: string,
+  key: SigningKey,
+  who = 'admin',
+): Promise<{ key_id: string; signature: string; statement: string }> {
+  const s = await fx.api(who, 'GET', `/admin/proposals/${id}/statement`)
+  if (s.status !== 200) throw new Error(`statement: ${s.status} ${JSON.stringify(s.body)}`)
+  const signature = crypto.sign(null, Buffer.from(s.body.statement, 'utf8'), key.privateKey).toString('base64')
+  return { key_id: key.id, signature, statement: s.body.statement }
 }

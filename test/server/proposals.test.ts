@@ -1,6 +1,6 @@
 import t from 'tap'
 import path from 'node:path'
-import { fixture, contractErrors, sh } from './helpers.ts'
+import { fixture, contractErrors, sh, registerKey, signedRecord, type SigningKey } from './helpers.ts'
 
 const fx = await fixture({
   policy: { required_approvals: 1, require_provenance_for_agents: true, protected_branches: ['release/*'] },
@@ -22,8 +22,13 @@ async function propose(
   return { ...r.body, _status: r.status, _ws: ws }
 }
 
-const attach = (id: string): Promise<any> =>
-  api('admin', 'POST', `/proposals/${id}/provenance`, { key_id: 'k1', signature: 'sig', statement: `head of ${id}` })
+const keys: Record<string, SigningKey> = {}
+for (const principal of ['agent:alice', 'agent:bob', 'agent:maxi']) keys[principal] = await registerKey(fx, principal)
+// The author's key holder signs the current head; the server verifies the record.
+const attach = async (id: string): Promise<any> => {
+  const author = (await api('admin', 'GET', `/proposals/${id}`)).body.author_principal as string
+  return api('admin', 'POST', `/proposals/${id}/provenance`, await signedRecord(fx, id, keys[author] as SigningKey))
+}
 
 t.test('a proposal is a real commit on refs/proposals/<id>', async (t) => {
   const p = await propose(
@@ -105,7 +110,7 @@ t.test('review and integration authority', async (t) => {
   t.equal(viaAgent.status, 403, 'provenance only with the key holder credential')
   t.equal((await attach(p.id)).status, 200)
   const ready = (await api('mona', 'GET', `/proposals/${p.id}`)).body
-  t.equal(ready.provenance.status, 'attached')
+  t.equal(ready.provenance.status, 'verified')
   t.same(ready.integration_blockers, [])
 
   const stale = await api('mona', 'POST', `/proposals/${p.id}/integrate`, { expected_target_head: 'f'.repeat(40) })
