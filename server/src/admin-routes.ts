@@ -1,12 +1,11 @@
 import type { Router, Req } from './router.ts'
-import { authorize, tokenCoversRepo, type Caller } from './auth.ts'
+import { authorize, inScope, tokenCoversRepo, type Caller } from './auth.ts'
 import { forbidden } from './errors.ts'
 import { checkRepoName } from './paths.ts'
 import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens } from './admin.ts'
 import { createTask, viewTask } from './coordination.ts'
 import { keyAdd, keyList, keyRevoke, viewKey } from './keys.ts'
 import { canonicalStatement, statementFor } from './provenance.ts'
-import { inScope } from './auth.ts'
 import type { Policy, Role, Scope } from './types.ts'
 
 // /admin: operator endpoints. The admin scope is required for every one of them, so an
@@ -60,15 +59,21 @@ export function registerAdminRoutes(router: Router): void {
     const statement = canonicalStatement(await statementFor(r.ctx.repos.get(p.repo), p))
     return { body: { proposal: p.id, head: p.head, statement } }
   })
-  router.add('GET', '/admin/keys', (r) => {
+  // A key vouches for its principal in every repository: only an admin of all of them manages keys.
+  const keyAdmin = (r: Req): void => {
     admin(r, null)
+    if (!administers(r.caller, ['*']))
+      throw forbidden('keys are managed only with an admin token for all repositories (and no AGWP-Repo)', {})
+  }
+  router.add('GET', '/admin/keys', (r) => {
+    keyAdmin(r)
     return { body: { keys: keyList(r.ctx.store, r.query.get('principal') ?? undefined).map(viewKey) } }
   })
   router.add(
     'POST',
     '/admin/keys',
     (r) => {
-      admin(r, null)
+      keyAdmin(r)
       return {
         status: 201,
         body: viewKey(keyAdd(r.ctx.store, r.body as { principal: string; public_key: string; label?: string })),
@@ -77,7 +82,7 @@ export function registerAdminRoutes(router: Router): void {
     'AdminKeyAddRequest',
   )
   router.add('DELETE', '/admin/keys/:id', (r) => {
-    admin(r, null)
+    keyAdmin(r)
     return { body: viewKey(keyRevoke(r.ctx.store, r.params['id'] ?? '')) }
   })
   router.add(

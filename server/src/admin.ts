@@ -6,7 +6,6 @@ import { conflict, invalid, notFound } from './errors.ts'
 import type { Store } from './store.ts'
 import { DEFAULT_POLICY, type TokenRec, type Policy, type Role, type Scope, type RepoMeta } from './types.ts'
 import { checkRepoName } from './paths.ts'
-import { nowIso } from './util.ts'
 
 // Operator operations, shared by the /admin endpoints and the CLI's offline mode (which
 // opens the data directory itself when no server holds it).

@@ -200,11 +200,27 @@ export interface SigningKey {
   publicPem: string
 }
 
+const keyAdmins = new WeakMap<Fixture, string>()
+/** A token of an admin for all repositories: the only kind that manages keys. */
+export function keyAdminToken(fx: Fixture): string {
+  let token = keyAdmins.get(fx)
+  if (token === undefined) {
+    token = adminMint(fx.server.ctx.store, {
+      principal: 'human:keys',
+      scopes: ['admin'],
+      repos: ['*'],
+      ttl_s: 3600,
+    }).token
+    keyAdmins.set(fx, token)
+  }
+  return token
+}
+
 /** A fresh Ed25519 key pair registered for `principal` through the admin API. */
-export async function registerKey(fx: Fixture, principal: string, who = 'admin'): Promise<SigningKey> {
+export async function registerKey(fx: Fixture, principal: string): Promise<SigningKey> {
   const { publicKey, privateKey } = crypto.generateKeyPairSync('ed25519')
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
-  const r = await fx.api(who, 'POST', '/admin/keys', { principal, public_key: publicPem })
+  const r = await fx.api(keyAdminToken(fx), 'POST', '/admin/keys', { principal, public_key: publicPem })
   if (r.status !== 201) throw new Error(`key add: ${r.status} ${JSON.stringify(r.body)}`)
   return { id: r.body.id, privateKey, publicPem }
 }
