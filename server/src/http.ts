@@ -13,6 +13,7 @@ import { RepoRegistry } from './repos.ts'
 import { KeyedMutex } from './mutex.ts'
 import { GitError } from './git.ts'
 import { settleAtStartup } from './intents.ts'
+import { settleWorkspaceRefs } from './wsrefs.ts'
 import { tuneConnections } from './connections.ts'
 import { IdempotencyKeys, checkKey, fingerprint } from './idempotency.ts'
 
@@ -49,6 +50,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Settle ref updates a crash interrupted, and the git locks it left, before anything
   // can observe the state.
   await settleAtStartup(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
+  // Workspace contents reachable from refs/agwp/workspaces/* (migrates older data directories).
+  await settleWorkspaceRefs(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
   const router = new Router()
   registerRoutes(router)
   registerAdminRoutes(router)

@@ -110,6 +110,37 @@ export async function casRefFile(gitDir: string, ref: string, next: string, expe
 }
 
 /**
+ * Delete `ref` if it holds `expected`, under `<ref>.lock` as git's files backend does.
+ * 'deleted'; false when it holds something else or another writer holds its lock;
+ * 'packed' when packed-refs still names it (only git rewrites packed-refs: the caller
+ * finishes with `git update-ref -d`).
+ */
+export function deleteRefFile(gitDir: string, ref: string, expected: string): 'deleted' | 'packed' | false {
+  if (!isPlainRef(ref)) throw new Error(`refusing to delete ref ${ref}`)
+  const file = path.join(gitDir, ref)
+  const lock = `${file}.lock`
+  let fd: number
+  try {
+    fd = fs.openSync(lock, 'wx', 0o644)
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return false
+    // no directory for a loose ref: it can only be packed
+    if (code === 'ENOENT' || code === 'ENOTDIR') return packedRef(gitDir, ref) === expected ? 'packed' : false
+    throw e
+  }
+  try {
+    if (readRef(gitDir, ref) !== expected) return false
+    fs.rmSync(file, { force: true })
+    fsyncDir(path.dirname(file))
+    return packedRef(gitDir, ref) === null ? 'deleted' : 'packed'
+  } finally {
+    fs.closeSync(fd)
+    fs.rmSync(lock, { force: true })
+  }
+}
+
+/**
  * Remove what killed processes left in a repository the server owns: `*.lock` files
  * (HEAD.lock, packed-refs.lock, refs/.../x.lock), which would otherwise refuse every
  * later update of that ref, and temporary object/pack files. Only safe while no other

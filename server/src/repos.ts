@@ -4,7 +4,7 @@ import { CatFile, git, gitText } from './git.ts'
 import { isTreeMode, parseTree, type TreeItem } from './objects.ts'
 import { notFound, invalid } from './errors.ts'
 import { checkRef } from './paths.ts'
-import { casRefFile, isPlainRef, readRef, usesRefFiles } from './refs.ts'
+import { casRefFile, deleteRefFile, isPlainRef, readRef, usesRefFiles } from './refs.ts'
 
 // Repositories are bare git repositories under <data>/repos/<name>.git. The directory is
 // the registry: `ag-server repo add` works whether or not a server is running.
@@ -59,6 +59,18 @@ export class Repo {
   async casRef(ref: string, next: string, expected: string | null, env: Record<string, string> = {}): Promise<boolean> {
     if (this.refFiles && isPlainRef(ref)) return casRefFile(this.gitDir, ref, next, expected)
     const r = await git(this.gitDir, ['update-ref', ref, next, expected ?? '0'.repeat(40)], { okCodes: [1, 128], env })
+    return r.code === 0
+  }
+
+  /** Delete a ref if it holds `expected` (in-process unless git must rewrite packed-refs). */
+  async deleteRef(ref: string, expected: string): Promise<boolean> {
+    if (this.refFiles && isPlainRef(ref)) {
+      const r = deleteRefFile(this.gitDir, ref, expected)
+      if (r !== 'packed') return r === 'deleted'
+      await git(this.gitDir, ['update-ref', '--no-deref', '-d', ref], { okCodes: [1, 128] })
+      return (await this.refValue(ref)) === null
+    }
+    const r = await git(this.gitDir, ['update-ref', '--no-deref', '-d', ref, expected], { okCodes: [1, 128] })
     return r.code === 0
   }
 

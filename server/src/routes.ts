@@ -193,7 +193,9 @@ export function registerRoutes(router: Router): void {
   router.add('GET', '/workspaces/:id/diff', async (r) => ({
     body: await ws.workspaceDiff(r.ctx, r.caller, r.params['id'] ?? ''),
   }))
-  router.add('DELETE', '/workspaces/:id', (r) => ({ body: ws.discardWorkspace(r.ctx, r.caller, r.params['id'] ?? '') }))
+  router.add('DELETE', '/workspaces/:id', async (r) => ({
+    body: await ws.discardWorkspace(r.ctx, r.caller, r.params['id'] ?? ''),
+  }))
 
   // proposals
   router.add(

@@ -18,6 +18,7 @@ import { ancestors, checkPath } from './paths.ts'
 import type { Repo } from './repos.ts'
 import type { OverlayEntry, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
+import { syncWorkspaceRef } from './wsrefs.ts'
 
 // Workspaces are overlays on a base commit kept in the store (path -> blob id or
 // deletion); contents go into the repository's object database as blobs, so a
@@ -247,6 +248,7 @@ export async function writeFile(
     // Overwriting keeps the file's mode (100755, 120000); a new file is 100644.
     const mode = cur?.kind === 'file' ? cur.mode : '100644'
     ctx.store.commit(changeOps(id, { [p]: { blob, mode, size: data.length } }))
+    await syncWorkspaceRef(ctx, repo, id)
     return { workspace: id, path: p, blob, size: data.length, created: cur === null }
   })
 }
@@ -302,6 +304,7 @@ export async function deleteFile(
       throw invalid('if_match must be a blob id', { field: 'if_match' })
     checkIfMatch(cur, ifMatch, p)
     ctx.store.commit(changeOps(id, await removal(repo, ws, p)))
+    await syncWorkspaceRef(ctx, repo, id)
     return { workspace: id, path: p, deleted: true }
   })
 }
@@ -328,15 +331,21 @@ export async function moveFile(
     await checkPlaceable(repo, applyRemoval(ws, rem), to)
     const o = await repo.cat.get(src.blob)
     ctx.store.commit(changeOps(id, { ...rem, [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } }))
+    await syncWorkspaceRef(ctx, repo, id)
     return { workspace: id, from, to, blob: src.blob }
   })
 }
 
-export function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Record<string, unknown> {
-  const ws = getWorkspace(ctx, caller, id, true)
-  const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() }
-  ctx.store.commit([{ c: 'workspaces', k: id, v: next }])
-  return viewWorkspace(next)
+export async function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
+  const ws0 = getWorkspace(ctx, caller, id, true)
+  return ctx.mutex.run(`ws:${id}`, async () => {
+    const ws = getWorkspace(ctx, caller, id, true)
+    const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() }
+    ctx.store.commit([{ c: 'workspaces', k: id, v: next }])
+    // Its objects are no longer kept: a discarded workspace is never read again.
+    await syncWorkspaceRef(ctx, ctx.repos.get(ws0.repo), id)
+    return viewWorkspace(next)
+  })
 }
 
 // Tree ids are cached by the exact overlay (base + changes): a propose right after a
@@ -362,6 +371,8 @@ export async function buildTree(
     .update(`${repo.gitDir}\0${ws.base ?? ''}\0${JSON.stringify(ws.changes)}`)
     .digest('hex')
   let tree = treeCache.get(key)
+  // A cached tree of an overlay state no ref keeps may have been pruned by git gc since.
+  if (tree !== undefined && !(await repo.cat.get(tree))) tree = undefined
   const pending: RawObject[] = []
   if (tree === undefined) {
     const root = ws.base ? await repo.commitTree(ws.base) : null
