@@ -12,7 +12,7 @@ import type { MergeInfo, Repo } from './repos.ts'
 import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
 import { attachRecord, provenanceStatus } from './provenance.ts'
-import { syncWorkspaceRef } from './wsrefs.ts'
+import { releaseWorkspaceRef } from './wsrefs.ts'
 import { buildTree, getWorkspace } from './workspaces.ts'
 
 // Proposals are real commits on refs/proposals/<id> whose parent is the workspace base.
@@ -120,7 +120,7 @@ export async function createProposal(
     if (!(await casWithIntent(ctx, repo, refOf(id), head, null, 'exact', record)))
       throw conflict('proposal ref already exists', { ref: refOf(id) })
     // The proposal ref keeps what was proposed: the workspace ref goes unless writes followed.
-    await ctx.mutex.run(`ws:${ws.id}`, () => syncWorkspaceRef(ctx, repo, ws.id))
+    await releaseWorkspaceRef(ctx, repo, ws.id)
     return p
   }
 }
@@ -201,7 +201,7 @@ export async function reviseProposal(
     }
     if (!(await casWithIntent(ctx, repo, refOf(id), head, p.head, 'exact', record)))
       throw conflict('proposal head moved', { ref: refOf(id) })
-    await ctx.mutex.run(`ws:${ws.id}`, () => syncWorkspaceRef(ctx, repo, ws.id))
+    await releaseWorkspaceRef(ctx, repo, ws.id)
     return ctx.store.get('proposals', id) ?? next
   })
 }

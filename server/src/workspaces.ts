@@ -18,7 +18,7 @@ import { ancestors, checkPath } from './paths.ts'
 import type { Repo } from './repos.ts'
 import type { OverlayEntry, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
-import { syncWorkspaceRef } from './wsrefs.ts'
+import { releaseWorkspaceRef, syncWorkspaceRef } from './wsrefs.ts'
 
 // Workspaces are overlays on a base commit kept in the store (path -> blob id or
 // deletion); contents go into the repository's object database as blobs, so a
@@ -247,8 +247,9 @@ export async function writeFile(
     await checkPlaceable(repo, ws, p)
     // Overwriting keeps the file's mode (100755, 120000); a new file is 100644.
     const mode = cur?.kind === 'file' ? cur.mode : '100644'
-    ctx.store.commit(changeOps(id, { [p]: { blob, mode, size: data.length } }))
-    await syncWorkspaceRef(ctx, repo, id)
+    const delta = { [p]: { blob, mode, size: data.length } }
+    await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
+    ctx.store.commit(changeOps(id, delta))
     return { workspace: id, path: p, blob, size: data.length, created: cur === null }
   })
 }
@@ -277,7 +278,8 @@ async function removal(
   return { [p]: inBase ? null : undefined }
 }
 
-function applyRemoval(ws: WorkspaceRec, rem: Record<string, OverlayEntry | null | undefined>): WorkspaceRec {
+/** The workspace with a delta applied (undefined drops a path from the overlay). */
+function withChanges(ws: WorkspaceRec, rem: Record<string, OverlayEntry | null | undefined>): WorkspaceRec {
   const changes = { ...ws.changes }
   for (const [k, v] of Object.entries(rem)) {
     if (v === undefined) delete changes[k]
@@ -303,8 +305,9 @@ export async function deleteFile(
     if (ifMatch !== undefined && !/^([0-9a-f]{40}|absent)$/.test(ifMatch))
       throw invalid('if_match must be a blob id', { field: 'if_match' })
     checkIfMatch(cur, ifMatch, p)
-    ctx.store.commit(changeOps(id, await removal(repo, ws, p)))
-    await syncWorkspaceRef(ctx, repo, id)
+    const delta = await removal(repo, ws, p)
+    await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
+    ctx.store.commit(changeOps(id, delta))
     return { workspace: id, path: p, deleted: true }
   })
 }
@@ -328,24 +331,28 @@ export async function moveFile(
     if (dst?.kind === 'dir') throw conflict(`'${to}' is a directory`, { path: to })
     if (dst && !body.overwrite) throw conflict(`'${to}' exists (pass overwrite: true)`, { path: to })
     const rem = await removal(repo, ws, from)
-    await checkPlaceable(repo, applyRemoval(ws, rem), to)
+    await checkPlaceable(repo, withChanges(ws, rem), to)
     const o = await repo.cat.get(src.blob)
-    ctx.store.commit(changeOps(id, { ...rem, [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } }))
-    await syncWorkspaceRef(ctx, repo, id)
+    const delta = { ...rem, [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } }
+    await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
+    ctx.store.commit(changeOps(id, delta))
     return { workspace: id, from, to, blob: src.blob }
   })
 }
 
 export async function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
   const ws0 = getWorkspace(ctx, caller, id, true)
-  return ctx.mutex.run(`ws:${id}`, async () => {
-    const ws = getWorkspace(ctx, caller, id, true)
-    const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() }
-    ctx.store.commit([{ c: 'workspaces', k: id, v: next }])
-    // Its objects are no longer kept: a discarded workspace is never read again.
-    await syncWorkspaceRef(ctx, ctx.repos.get(ws0.repo), id)
-    return viewWorkspace(next)
-  })
+  return ctx.mutex
+    .run(`ws:${id}`, async () => {
+      const ws = getWorkspace(ctx, caller, id, true)
+      const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() }
+      ctx.store.commit([{ c: 'workspaces', k: id, v: next }])
+      return viewWorkspace(next)
+    })
+    .finally(() =>
+      // Its objects are no longer kept: a discarded workspace is never read again.
+      releaseWorkspaceRef(ctx, ctx.repos.get(ws0.repo), id),
+    )
 }
 
 // Tree ids are cached by the exact overlay (base + changes): a propose right after a

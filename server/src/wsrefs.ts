@@ -45,21 +45,31 @@ async function needsRef(ctx: Ctx, repo: Repo, ws: WorkspaceRec, tree: () => Prom
 }
 
 /**
- * Bring refs/agwp/workspaces/<id> in line with the workspace as the store has it now.
- * Call under the workspace's lock (ws:<id>), after the store commit.
+ * Bring refs/agwp/workspaces/<id> in line with `ws` (undefined: the workspace is gone).
+ * Call under the workspace's lock. A write calls it with the state it is about to commit,
+ * before the commit: a write that cannot protect its objects fails and changes nothing.
  */
-export async function syncWorkspaceRef(ctx: Ctx, repo: Repo, id: string): Promise<void> {
-  const ws = ctx.store.get('workspaces', id)
+export async function syncWorkspaceRef(ctx: Ctx, repo: Repo, id: string, ws: WorkspaceRec | undefined): Promise<void> {
   const ref = workspaceRef(id)
   const cur = await repo.refValue(ref)
   let built: { tree: string; extra?: string } | undefined
-  const build = async (): Promise<{ tree: string; extra?: string }> =>
-    (built ??= await buildTree(ctx, repo, ws as WorkspaceRec, stateCommit(ws as WorkspaceRec)))
-  if (ws && (await needsRef(ctx, repo, ws, async () => (await build()).tree))) {
-    const commit = (await build()).extra as string
+  const build = async (w: WorkspaceRec): Promise<{ tree: string; extra?: string }> =>
+    (built ??= await buildTree(ctx, repo, w, stateCommit(w)))
+  if (ws && (await needsRef(ctx, repo, ws, async () => (await build(ws)).tree))) {
+    const commit = (await build(ws)).extra as string
     if (cur !== commit && !(await repo.casRef(ref, commit, cur)))
       throw new Error(`workspace ref ${ref} moved under the workspace lock`)
   } else if (cur !== null) await repo.deleteRef(ref, cur)
+}
+
+/**
+ * After a discard or a proposal (already committed): drop the ref if nothing needs it. A
+ * failure only keeps objects reachable a while longer; start-up settles the ref.
+ */
+export async function releaseWorkspaceRef(ctx: Ctx, repo: Repo, id: string): Promise<void> {
+  await ctx.mutex
+    .run(`ws:${id}`, () => syncWorkspaceRef(ctx, repo, id, ctx.store.get('workspaces', id)))
+    .catch(() => undefined)
 }
 
 /** Blob ids (of `oids`) the repository does not have. */
@@ -102,11 +112,11 @@ export async function settleWorkspaceRefs(ctx: Ctx, log: (m: string) => void): P
         )
         continue
       }
-      await syncWorkspaceRef(ctx, repo, ws.id)
+      await syncWorkspaceRef(ctx, repo, ws.id, ws)
       if ((await repo.refValue(workspaceRef(ws.id))) !== null) created++
     }
     // Refs of workspaces that were discarded or proposed while a crash kept the ref.
-    for (const id of ids) await syncWorkspaceRef(ctx, repo, id)
+    for (const id of ids) await syncWorkspaceRef(ctx, repo, id, ctx.store.get('workspaces', id))
     if (created) log(`ag-server: ${name}: ${created} workspace ref(s) created under ${WORKSPACE_REFS}`)
   }
 }
