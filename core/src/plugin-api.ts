@@ -191,6 +191,11 @@ export interface PluginDefinition<O extends OptionTable, S> {
   operation?: OperationSupport<S>
   /** Asked before a write under --require-lease leaves the process. */
   confirmLease?(check: LeaseCheck, ctx: ToolContext<S>): Promise<LeaseVerdict>
+  /**
+   * For a tool with `sourceWriteArg`: every repository path the call would write (e.g. each path
+   * a workspace changes), asked under --write-path before the call is sent. Throw if unknown.
+   */
+  writtenPaths?(args: ToolArgs, ctx: ToolContext<S>): Promise<string[]>
 }
 
 /** A plugin as the core holds it: the declaration with its types erased. */
@@ -203,6 +208,7 @@ export interface Plugin {
   handlers: Readonly<Record<string, (args: ToolArgs, ctx: ToolContext) => Promise<unknown>>>
   operation?: OperationSupport<unknown>
   confirmLease?(check: LeaseCheck, ctx: ToolContext): Promise<LeaseVerdict>
+  writtenPaths?(args: ToolArgs, ctx: ToolContext): Promise<string[]>
 }
 
 /** Declares a plugin: the default export of plugins/<name>/index.ts. */

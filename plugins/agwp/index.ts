@@ -8,6 +8,7 @@ import type { AgwpClient } from './client.ts'
 import { execute, scoped } from './executor.ts'
 import { handlers } from './handlers.ts'
 import { confirmLease } from './lease.ts'
+import { writtenPaths } from './written.ts'
 import { checkOperation, describeOperation, OPERATION_SCHEMA } from './operation.ts'
 import { options } from './options.ts'
 
@@ -46,4 +47,5 @@ export default definePlugin({
     run: (args, ctx) => execute(scoped(ctx, args), args),
   },
   confirmLease: (q, ctx) => confirmLease(q, scoped(ctx, q.args)),
+  writtenPaths: (args, ctx) => writtenPaths(args, scoped(ctx, args)),
 })

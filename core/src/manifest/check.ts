@@ -37,7 +37,13 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       ] as const) {
         problems.push(...checkRootSchema(schema, `${at}, ${label} schema`))
       }
-      for (const arg of [tool.repoArg, tool.runArg, tool.leaseArg, ...(tool.writePathArgs ?? [])]) {
+      for (const arg of [
+        tool.repoArg,
+        tool.runArg,
+        tool.leaseArg,
+        tool.sourceWriteArg,
+        ...(tool.writePathArgs ?? []),
+      ]) {
         if (arg !== undefined && !(arg in tool.input.properties))
           problems.push(`${at}: "${arg}" is named for policy but is not an input property`)
       }

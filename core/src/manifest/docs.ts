@@ -49,6 +49,7 @@ export function renderToolsDoc(
         t.repoArg && `repository in \`${t.repoArg}\` (--repo)`,
         t.writePathArgs?.length &&
           `writes paths in ${t.writePathArgs.map((x) => `\`${x}\``).join(', ')} (--write-path, --require-lease)`,
+        t.sourceWriteArg && `writes every path changed in \`${t.sourceWriteArg}\` (--write-path)`,
       ]
         .filter(Boolean)
         .join('; ')

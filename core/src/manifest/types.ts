@@ -26,6 +26,8 @@ export interface ToolManifest {
   textField?: string
   repoArg?: string
   writePathArgs?: string[]
+  /** Names a source (a workspace) whose changed paths the tool writes: checked through Plugin.writtenPaths. */
+  sourceWriteArg?: string
   runArg?: string
   leaseArg?: string
   /** Owned by the tool's plugin: checked at build time by the schema the plugin declares. */

@@ -108,7 +108,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     const ctx = new ToolCall(opts, o.log, state, toolSpec(tool), o.serverInfo)
     // Nothing to check (no --repo, no paths written): no extra promise on the common path.
     const policy =
-      o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length
+      o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length && tool.sourceWriteArg === undefined
         ? { args: argv }
         : await checkCallPolicy(o.policy, tool, argv, plugin, ctx, root)
     if ('refusal' in policy)

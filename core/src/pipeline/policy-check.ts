@@ -57,7 +57,8 @@ async function check(
 ): Promise<Refusal | { args: Record<string, unknown> }> {
   const writeArgs = tool.writePathArgs ?? []
   const repo = tool.repoArg !== undefined ? args[tool.repoArg] : undefined
-  if (p.repoGlobs.length === 0 && writeArgs.length === 0) return { args }
+  const sourceChecked = tool.sourceWriteArg !== undefined && p.writeGlobs.length > 0
+  if (p.repoGlobs.length === 0 && writeArgs.length === 0 && !sourceChecked) return { args }
   // A tool that can name its repository must, under --repo: a call by id alone (a workspace,
   // a proposal, …) would otherwise act on whatever repository the id belongs to. The named
   // repository is checked below and sent along, and the server refuses an id outside it.
@@ -73,6 +74,10 @@ async function check(
     const r = paths.checkRepo(repo, await matcherFor(paths, p.repoGlobs))
     if (!r.ok)
       return { rule: '--repo', reason: `${r.reason} Allowed repositories: ${p.repoGlobs.join(', ')}.`, value: repo }
+  }
+  if (sourceChecked) {
+    const refusal = await checkSourceWrites(p, tool, args, plugin, ctx, paths)
+    if (refusal) return refusal
   }
   if (writeArgs.length === 0) return { args }
   const matcher = p.writeGlobs.length > 0 ? await matcherFor(paths, p.writeGlobs) : undefined
@@ -122,4 +127,42 @@ async function check(
     ctx,
   )
   return verdict.ok ? { args: sent } : { rule: '--require-lease', reason: verdict.reason, value: leaseId }
+}
+
+/**
+ * A tool that writes a source's changes (propose: a workspace's) writes every path the source
+ * changed, whoever wrote them (an earlier, unrestricted process too): under --write-path each
+ * one is checked like a path argument, before anything is sent.
+ */
+async function checkSourceWrites(
+  p: CallPolicy,
+  tool: RegisteredTool,
+  args: Record<string, unknown>,
+  plugin: Plugin,
+  ctx: ToolContext,
+  paths: PathsModule,
+): Promise<Refusal | undefined> {
+  const arg = tool.sourceWriteArg ?? ''
+  if (!plugin.writtenPaths)
+    return {
+      rule: '--write-path',
+      reason: `the ${tool.plugin} plugin cannot list the paths "${arg}" changes, so they cannot be checked against --write-path.`,
+    }
+  let list: string[]
+  try {
+    list = await plugin.writtenPaths(args, ctx)
+  } catch (e) {
+    if (ctx.signal.aborted) throw e
+    return {
+      rule: '--write-path',
+      reason: `the paths "${arg}" changes could not be listed, so they cannot be checked against --write-path; nothing was sent.`,
+    }
+  }
+  const w = paths.checkWritePaths(list, await matcherFor(paths, p.writeGlobs))
+  if (w.ok) return undefined
+  return {
+    rule: '--write-path',
+    reason: `"${arg}" changes a path this server may not write: ${w.reason} Allowed write paths: ${p.writeGlobs.join(', ')}.`,
+    value: w.value,
+  }
 }
