@@ -1,6 +1,7 @@
 import { git, gitText } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
+import { isTreeMode } from './objects.ts'
 import { encodeCursor, decodeCursor, isCount } from './util.ts'
 
 // Read-side git operations shared by repository, workspace and proposal endpoints.
@@ -154,27 +155,36 @@ export interface TreeEntry {
 const typeOfMode = (mode: string): TreeEntry['type'] =>
   mode === '040000' ? 'dir' : mode === '120000' ? 'symlink' : mode === '160000' ? 'submodule' : 'file'
 
-/** Entries of a directory at a commit ('' is the root); null if not a directory. */
+/**
+ * Entries of a directory at a commit ('' is the root); null if not a directory. Read in
+ * process from the parsed-tree cache, sizes by pipelined `info` requests: no git process.
+ */
 export async function listDir(repo: Repo, commit: string | null, dir: string): Promise<TreeEntry[] | null> {
   if (commit === null) return dir === '' ? [] : null
-  if (dir !== '') {
-    const o = await repo.cat.get(`${commit}:${dir}`)
-    if (!o || o.type !== 'tree') return null
+  let tree: string
+  if (dir === '') tree = await repo.commitTree(commit)
+  else {
+    const it = await repo.entryAt(commit, dir)
+    if (!it || !isTreeMode(it.mode)) return null
+    tree = it.oid
   }
-  const args = ['ls-tree', '-l', '-z', commit]
-  if (dir !== '') args.push('--', `${dir}/`)
-  const out = (await git(repo.gitDir, args)).stdout.toString('utf8')
-  return out
-    .split('\0')
-    .filter(Boolean)
-    .map((line) => {
-      const tab = line.indexOf('\t')
-      const [mode = '', , oid = '', size = '-'] = line.slice(0, tab).split(/ +/)
-      const p = line.slice(tab + 1)
-      const e: TreeEntry = { name: p.slice(p.lastIndexOf('/') + 1), path: p, type: typeOfMode(mode), mode, id: oid }
-      if (size !== '-') e.size = Number(size)
-      return e
-    })
+  const items = [...(await repo.treeItems(tree)).values()]
+  const sized = (mode: string): boolean => !isTreeMode(mode) && mode !== '160000'
+  const sizes = await repo.sizes(items.filter((it) => sized(it.mode)).map((it) => it.oid))
+  // Tree order, as git ls-tree lists it; modes in ls-tree's six-digit form.
+  return items.map((it) => {
+    const mode = it.mode.padStart(6, '0')
+    const e: TreeEntry = {
+      name: it.name,
+      path: dir === '' ? it.name : `${dir}/${it.name}`,
+      type: typeOfMode(mode),
+      mode,
+      id: it.oid,
+    }
+    const size = sizes.get(it.oid)
+    if (sized(it.mode) && size !== undefined) e.size = size
+    return e
+  })
 }
 
 export interface Content {
