@@ -15,6 +15,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildSync } from 'esbuild'
+import { cpuMs, gitEnv as env, scratch } from './proc.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const bin = path.join(root, 'dist/ag-server.mjs')
@@ -34,16 +35,7 @@ const FILES = 2000
 const COMMITS = 300
 const TASKS = 64
 
-const env = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'soak',
-  GIT_AUTHOR_EMAIL: 'soak@bench.invalid',
-  GIT_COMMITTER_NAME: 'soak',
-  GIT_COMMITTER_EMAIL: 'soak@bench.invalid',
-}
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agwp-soak-'))
+const { tmp, children } = scratch('agwp-soak-')
 const fileName = (i) => `src/d${String(i % 40).padStart(2, '0')}/f${i}.txt`
 
 function buildSource() {
@@ -108,6 +100,7 @@ function serve(server, data) {
       env,
     },
   )
+  children.push(child)
   return new Promise((resolve, reject) => {
     let out = ''
     child.stdout.on('data', (d) => {
@@ -205,6 +198,7 @@ async function soak(server, src, label) {
     return mix[0][0]
   }
   const t0 = performance.now()
+  const cpu0 = cpuMs(child.pid)
   const end = t0 + SECONDS * 1000
   const worker = async (w) => {
     const ws = (await must(agent, 'POST', '/repos/soak/workspaces', {})).id
@@ -243,6 +237,7 @@ async function soak(server, src, label) {
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)))
   const elapsed = (performance.now() - t0) / 1000
+  const cpu = cpuMs(child.pid) - cpu0
   // final RSS: after the load, once the server has had a few idle seconds
   await new Promise((r) => setTimeout(r, 5000))
   clearInterval(sampler)
@@ -255,6 +250,7 @@ async function soak(server, src, label) {
     elapsed,
     samples,
     errors,
+    cpuPerRequest: cpu / samples.length,
     rss: {
       peakMb: Math.max(...rss.map((x) => x.kb)) / 1024,
       warmMb: (warm[0]?.kb ?? 0) / 1024,
@@ -290,7 +286,9 @@ function report(run) {
     )
   }
   const all = run.samples.length / run.elapsed
-  console.log(`all              ${String(run.samples.length).padStart(6)} ${f(all)}`)
+  console.log(
+    `all              ${String(run.samples.length).padStart(6)} ${f(all)}   server CPU ${run.cpuPerRequest.toFixed(2)} ms/request (its own threads; git children not counted)`,
+  )
   console.log(
     `RSS MB: peak ${run.rss.peakMb.toFixed(1)}, after warm-up ${run.rss.warmMb.toFixed(1)}, peak after warm-up ${run.rss.peakAfterWarmMb.toFixed(1)}, final (5 s idle) ${run.rss.finalMb.toFixed(1)}`,
   )
@@ -320,9 +318,7 @@ async function main() {
   }
 }
 
-main()
-  .catch((e) => {
-    console.error(`soak bench failed: ${e.stack ?? e.message}`)
-    process.exitCode = 1
-  })
-  .finally(() => fs.rmSync(tmp, { recursive: true, force: true }))
+main().catch((e) => {
+  console.error(`soak bench failed: ${e.stack ?? e.message}`)
+  process.exitCode = 1
+})
