@@ -2,6 +2,7 @@ import { git, gitText } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
 import { isTreeMode } from './objects.ts'
+import { walkLog, type CommitInfo, type Ident as HistoryIdent } from './history.ts'
 import { encodeCursor, decodeCursor, isCount } from './util.ts'
 
 // Read-side git operations shared by repository, workspace and proposal endpoints.
@@ -65,12 +66,35 @@ export async function log(
   } else {
     start = await repo.resolve(ref)
   }
-  const args = ['log', `--format=${LOG_FORMAT.replace('%x00%B', '')}`, `-n${limit + 1}`, `--skip=${skip}`, start, '--']
-  if (path) args.push(path)
-  const recs = parseLogRecords(await gitText(repo.gitDir, args))
+  // Without a path the walk runs in process (history.ts); with one, or whenever the walk
+  // declines, git answers.
+  const walked = path ? undefined : await walkLog(repo, start, skip, limit + 1)
+  const recs = walked
+    ? walked.map(summaryOf)
+    : parseLogRecords(
+        await gitText(repo.gitDir, [
+          'log',
+          `--format=${LOG_FORMAT.replace('%x00%B', '')}`,
+          `-n${limit + 1}`,
+          `--skip=${skip}`,
+          start,
+          '--',
+          ...(path ? [path] : []),
+        ]),
+      )
   const commits = recs.slice(0, limit).map(({ message: _m, ...s }) => s)
   return recs.length > limit ? { commits, next_cursor: encodeCursor({ c: start, s: skip + limit }) } : { commits }
 }
+
+const sigOf = (i: HistoryIdent): Sig => ({ name: i.name, email: i.email, date: new Date(i.time * 1000).toISOString() })
+const summaryOf = (c: CommitInfo): CommitSummary & { message: string } => ({
+  id: c.id,
+  parents: c.parents,
+  author: sigOf(c.author),
+  committer: sigOf(c.committer),
+  subject: c.subject,
+  message: '',
+})
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed'
 const STATUS_MAP: Record<string, ChangeStatus> = {

@@ -4,6 +4,7 @@ import { CatFile, git, gitText, type CatObject } from './git.ts'
 import { isTreeMode, parseTree, type TreeItem } from './objects.ts'
 import { notFound, invalid } from './errors.ts'
 import { checkRef } from './paths.ts'
+import { parseCommit, type CommitInfo } from './history.ts'
 import { casRefFile, isPlainRef, readRef, usesRefFiles } from './refs.ts'
 
 // Repositories are bare git repositories under <data>/repos/<name>.git. The directory is
@@ -19,6 +20,7 @@ export class Repo {
   private objects = new Map<string, CatObject>()
   private objectBytes = 0
   private sizeCache = new Map<string, number>()
+  private commitInfos = new Map<string, CommitInfo>()
   private readonly refFiles: boolean
   constructor(
     readonly name: string,
@@ -154,6 +156,19 @@ export class Repo {
       },
     )
     return r.code === 0 && r.stdout.length > 0
+  }
+
+  /** A commit's parsed fields (cached: objects never change); undefined if not a plain commit. */
+  async commitInfo(oid: string): Promise<CommitInfo | undefined> {
+    const hit = this.commitInfos.get(oid)
+    if (hit) return hit
+    const o = await this.cat.get(oid)
+    if (!o || o.type !== 'commit') return undefined
+    const info = parseCommit(o.oid, o.data)
+    if (!info) return undefined
+    if (this.commitInfos.size >= 20_000) this.commitInfos.clear()
+    this.commitInfos.set(oid, info)
+    return info
   }
 
   /** Root tree id of a commit. */

@@ -43,11 +43,12 @@ t.test('reads start no git process', async (t) => {
     '/repos/demo/file?path=logo.bin',
     '/repos/demo/tree',
     '/repos/demo/tree?path=lib',
+    '/repos/demo/log?limit=2',
     '/repos/demo/file?ref=main&path=lib/util.ts',
     `/workspaces/${ws}/file?path=README.md`,
     `/workspaces/${ws}/file?path=lib`,
   ])
     t.equal((await api('alice', 'GET', p)).status, 200, p)
   t.equal((await api('alice', 'GET', '/repos/demo/file?path=nope.txt')).status, 404)
-  t.same(delta(before), {}, 'file and tree reads: no git process')
+  t.same(delta(before), {}, 'file, tree and log reads: no git process')
 })
