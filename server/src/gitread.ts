@@ -2,7 +2,7 @@ import { git, gitText } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
 import { isTreeMode } from './objects.ts'
-import { walkLog, type CommitInfo, type Ident as HistoryIdent } from './history.ts'
+import { mergeBase, walkLog, type CommitInfo, type Ident as HistoryIdent } from './history.ts'
 import { encodeCursor, decodeCursor, isCount } from './util.ts'
 
 // Read-side git operations shared by repository, workspace and proposal endpoints.
@@ -330,9 +330,12 @@ export async function mergeability(
   merge_base: string | null
   tree?: string
 }> {
-  const mb = await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] })
-  const out = mb.stdout.toString('utf8').trim()
-  const base = /^[0-9a-f]{40}$/.test(out) ? out : null
+  // In process when the answer is unique (history.ts); git otherwise.
+  let base = await mergeBase(repo, target, head)
+  if (base === undefined) {
+    const out = (await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] })).stdout.toString('utf8').trim()
+    base = /^[0-9a-f]{40}$/.test(out) ? out : null
+  }
   if (base === head) return { mergeability: 'up_to_date', conflicts: [], merge_base: base }
   if (base === target) return { mergeability: 'fast_forward', conflicts: [], merge_base: base }
   const m = await mergeTree(repo, target, head)

@@ -120,3 +120,54 @@ export async function walkLog(
   }
   return out
 }
+
+const P1 = 1
+const P2 = 2
+const STALE = 4
+
+/**
+ * `git merge-base a b` in process, by git's own algorithm (paint down to common from both
+ * sides in committer-date order, a commit reached from both is a result and stales its
+ * ancestors). Answers only when exactly one candidate remains; undefined (ask git) when
+ * there are several (criss-cross merges: git then filters and picks one) or the walk
+ * declines. null: no common history.
+ */
+export async function mergeBase(repo: Repo, a: string, b: string): Promise<string | null | undefined> {
+  if (a === b) return a
+  if (!plainHistory(repo.gitDir)) return undefined
+  const flags = new Map<string, number>()
+  const queue: CommitInfo[] = []
+  const insert = (c: CommitInfo): void => {
+    let at = queue.findIndex((q) => q.committer.time < c.committer.time)
+    if (at < 0) at = queue.length
+    queue.splice(at, 0, c)
+  }
+  const ca = await repo.commitInfo(a)
+  const cb = await repo.commitInfo(b)
+  if (!ca || !cb) return undefined
+  flags.set(a, P1)
+  flags.set(b, P2)
+  insert(ca)
+  insert(cb)
+  const result: string[] = []
+  while (queue.some((q) => ((flags.get(q.id) ?? 0) & STALE) === 0)) {
+    const c = queue.shift() as CommitInfo
+    let f = (flags.get(c.id) ?? 0) & (P1 | P2 | STALE)
+    if (f === (P1 | P2)) {
+      if (!result.includes(c.id)) result.push(c.id)
+      f |= STALE
+    }
+    for (const p of c.parents) {
+      const pf = flags.get(p) ?? 0
+      if ((pf & f) === f) continue
+      const info = await repo.commitInfo(p)
+      if (!info) return undefined
+      flags.set(p, pf | f)
+      insert(info)
+    }
+  }
+  if (result.length === 0) return null
+  // git keeps the results not reached (staled) from another result; with one, that is it
+  const live = result.filter((id) => ((flags.get(id) ?? 0) & STALE) === 0)
+  return live.length === 1 ? live[0] : undefined
+}

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { GIT_ENV, tmpdir } from './helpers.ts'
 import { Repo } from '../../server/src/repos.ts'
-import { walkLog } from '../../server/src/history.ts'
+import { mergeBase, walkLog } from '../../server/src/history.ts'
 
 // The in-process log walk must list exactly what `git log <start>` lists, in the same
 // order, with the same fields: merges, equal commit dates (ties), subjects with leading
@@ -73,4 +73,31 @@ t.test('walkLog declines where git could differ', async (t) => {
   t.equal(await walkLog(repo, main, 0, 10), undefined, 'replace refs: git answers')
   git(['replace', '-d', tips[2] as string])
   t.ok(await walkLog(repo, main, 0, 10))
+})
+
+t.test('mergeBase agrees with git merge-base', async (t) => {
+  const repo = new Repo('h', gitDir)
+  t.teardown(() => repo.close())
+  // a branch off an old commit, a branch off a merge, a root of its own (no common history)
+  const offOld = commit([tips[1] as string], 'off old\n', 1_700_000_500)
+  const offMerge = commit([tips[9] as string], 'off merge\n', 1_700_000_400)
+  const lone = commit([], 'lone root\n', 1_700_000_600)
+  const pairs: [string, string][] = [
+    [main, offOld],
+    [main, offMerge],
+    [offOld, offMerge],
+    [main, tips[3] as string],
+    [tips[3] as string, main],
+    [main, main],
+    [main, lone],
+  ]
+  for (const [a, b] of pairs) {
+    let expected: string | null
+    try {
+      expected = git(['merge-base', a, b]).trim()
+    } catch {
+      expected = null
+    }
+    t.equal(await mergeBase(repo, a, b), expected, `${a.slice(0, 7)} ${b.slice(0, 7)}`)
+  }
 })
