@@ -16,6 +16,7 @@ export class Repo {
   private ancestry = new Map<string, boolean>()
   // Parsed trees and commit -> root tree, by object id (immutable, so never stale).
   private trees = new Map<string, Map<string, TreeItem>>()
+  private treeEntries = 0
   private commitTrees = new Map<string, string>()
   private objects = new Map<string, CatObject>()
   private objectBytes = 0
@@ -94,7 +95,7 @@ export class Repo {
           const i = await this.cat.info(oid)
           if (!i) return
           n = i.size
-          if (this.sizeCache.size >= 100_000) this.sizeCache.clear()
+          if (this.sizeCache.size >= 50_000) this.sizeCache.clear()
           this.sizeCache.set(oid, n)
         }
         out.set(oid, n)
@@ -166,7 +167,7 @@ export class Repo {
     if (!o || o.type !== 'commit') return undefined
     const info = parseCommit(o.oid, o.data)
     if (!info) return undefined
-    if (this.commitInfos.size >= 20_000) this.commitInfos.clear()
+    if (this.commitInfos.size >= 10_000) this.commitInfos.clear()
     this.commitInfos.set(oid, info)
     return info
   }
@@ -196,8 +197,15 @@ export class Repo {
     const o = await this.cat.get(oid)
     if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`)
     const items = new Map(parseTree(o.data).map((it) => [it.name, it]))
-    if (this.trees.size >= 4096) this.trees.delete(this.trees.keys().next().value as string)
+    // Bounded by entries, not trees: every integration makes new versions of the trees
+    // on its paths, and a large directory's versions would otherwise pile up (RSS).
+    this.treeEntries += items.size
     this.trees.set(oid, items)
+    for (const [k, v] of this.trees) {
+      if (this.treeEntries <= TREE_CACHE_ENTRIES || this.trees.size <= 1) break
+      this.trees.delete(k)
+      this.treeEntries -= v.size
+    }
     return items
   }
 
@@ -230,6 +238,7 @@ export class Repo {
 
 const OID_RE = /^[0-9a-f]{40}$/
 const OBJECT_CACHE_BYTES = 16 * 1024 * 1024
+const TREE_CACHE_ENTRIES = 100_000
 const OBJECT_CACHE_ITEM = 256 * 1024
 
 export type Mergeability = 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date' | 'target_missing' | 'not_open'
