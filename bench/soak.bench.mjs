@@ -185,7 +185,7 @@ async function soak(server, src, label) {
   const rss = []
   const sampler = setInterval(() => {
     const v = rssKb(child.pid)
-    if (v) rss.push({ t: performance.now(), kb: v })
+    if (v) rss.push({ t: performance.now(), kb: v, cpu: cpuMs(child.pid) })
   }, 500)
   const samples = [] // { op, t, ms, ok }
   const errors = new Map()
@@ -251,6 +251,7 @@ async function soak(server, src, label) {
     samples,
     errors,
     cpuPerRequest: cpu / samples.length,
+    cpuAt: (t) => (rss.find((x) => x.t - t0 >= t * 1000) ?? rss[rss.length - 1])?.cpu ?? NaN,
     rss: {
       peakMb: Math.max(...rss.map((x) => x.kb)) / 1024,
       warmMb: (warm[0]?.kb ?? 0) / 1024,
@@ -288,6 +289,13 @@ function report(run) {
   const all = run.samples.length / run.elapsed
   console.log(
     `all              ${String(run.samples.length).padStart(6)} ${f(all)}   server CPU ${run.cpuPerRequest.toFixed(2)} ms/request (its own threads; git children not counted)`,
+  )
+  // Server CPU per request in the first and the last window: the drift figure that the
+  // rest of the machine's load barely moves (latency drift includes it).
+  const cpuFirst = (run.cpuAt(WINDOW_S) - run.cpuAt(0)) / run.samples.filter(first).length
+  const cpuLast = (run.cpuAt(run.elapsed) - run.cpuAt(run.elapsed - WINDOW_S)) / run.samples.filter(last).length
+  console.log(
+    `server CPU per request: first ${cpuFirst.toFixed(2)} ms, last ${cpuLast.toFixed(2)} ms (${f((cpuLast / cpuFirst - 1) * 100, 1)}%)`,
   )
   console.log(
     `RSS MB: peak ${run.rss.peakMb.toFixed(1)}, after warm-up ${run.rss.warmMb.toFixed(1)}, peak after warm-up ${run.rss.peakAfterWarmMb.toFixed(1)}, final (5 s idle) ${run.rss.finalMb.toFixed(1)}`,

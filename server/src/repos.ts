@@ -237,8 +237,8 @@ export class Repo {
 }
 
 const OID_RE = /^[0-9a-f]{40}$/
-const OBJECT_CACHE_BYTES = 16 * 1024 * 1024
-const TREE_CACHE_ENTRIES = 100_000
+const OBJECT_CACHE_BYTES = 8 * 1024 * 1024
+const TREE_CACHE_ENTRIES = 20_000
 const OBJECT_CACHE_ITEM = 256 * 1024
 
 export type Mergeability = 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date' | 'target_missing' | 'not_open'
