@@ -221,7 +221,10 @@ async function soak(server, src, label) {
         })
       else if (op === 'propose' || op === 'integrate') {
         const pw = (await must(agent, 'POST', '/repos/soak/workspaces', {})).id
-        await must(agent, 'PUT', `/workspaces/${pw}/files`, { path: `p/${label}-${i}.txt`, content: `proposed ${i}\n` })
+        await must(agent, 'PUT', `/workspaces/${pw}/files`, {
+          path: `p/d${i % 64}/${label.replace(/\W+/g, '-')}-${i}.txt`,
+          content: `proposed ${i}\n`,
+        })
         r = await call(agent, 'POST', `/workspaces/${pw}/proposals`, { title: `soak ${i}` })
         if (op === 'integrate' && r.status === 201)
           r = await call(human, 'POST', `/proposals/${r.body.id}/integrate`, { strategy: 'merge' })
