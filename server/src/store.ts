@@ -223,7 +223,7 @@ export class Store {
     const epoch = this.epoch
     this.io.fsyncAsync(fd, (err) => {
       this.flushing = false
-      if (epoch === this.epoch) {
+      if (epoch === this.epoch && this.fd === fd) {
         if (err) this.flushFailed(err)
         else {
           this.durable = Math.max(this.durable, target)
@@ -338,19 +338,27 @@ export class Store {
 
   /** Close; whatever was appended is fsync'd first (offline CLI use commits, then closes). */
   close(): void {
-    if (this.fd !== undefined) {
-      if (this.durable < this.journalBytes) {
-        try {
-          this.io.fsync(this.fd)
-          this.durable = this.journalBytes
-        } catch (e) {
-          this.log(`ag-server: journal fsync at close failed: ${errText(e)}`)
-        }
+    const fd = this.fd
+    if (fd === undefined) return
+    let failed: unknown
+    if (this.durable < this.journalBytes) {
+      try {
+        this.io.fsync(fd)
+        this.durable = this.journalBytes
+      } catch (e) {
+        failed = storageError(e)
+        this.log(`ag-server: journal fsync at close failed: ${errText(e)}`)
       }
-      this.settleWaiters()
-      fs.closeSync(this.fd)
     }
+    // An fsync still in flight belongs to this journal: a new epoch makes its callback a
+    // no-op, so it can never act on the descriptor after close (the number may be reused
+    // by the next store opened in this process).
+    this.epoch++
+    const waiters = this.waiters
+    this.waiters = []
+    for (const w of waiters) failed === undefined ? w.resolve() : w.reject(failed)
     this.fd = undefined
+    fs.closeSync(fd)
   }
 
   /** The token whose secret hashes to h (a map lookup, not a scan). */

@@ -204,3 +204,31 @@ t.test('start-up: damage in the middle refuses to start, names the line, keeps t
   t.equal(fs.readFileSync(file, 'utf8'), text, 'the journal is left exactly as it was')
   t.notOk(fs.existsSync(path.join(dir, 'state.json')), 'no snapshot was written from a partial replay')
 })
+
+t.test('an fsync still in flight at close never touches the descriptor afterwards', async (t) => {
+  const held: ((err: Error | null) => void)[] = []
+  const io: JournalIo = { ...fsJournalIo, fsyncAsync: (_fd, done) => void held.push(done) }
+  const logs: string[] = []
+  const a = Store.open(path.join(root, 'close-a'), { io, log: (m) => logs.push(m) })
+  a.commit([{ c: 'tasks', k: 'task-1', v: task('task-1', 'one') }])
+  const flushed = a.flush()
+  t.equal(held.length, 1, 'an fsync is in flight')
+  a.close() // fsyncs synchronously, then closes
+  await t.resolves(flushed, 'a waiter is settled by the fsync at close')
+  // The next store in this process may get the same descriptor number.
+  const b = Store.open(path.join(root, 'close-b'))
+  b.commit([{ c: 'tasks', k: 'task-2', v: task('task-2', 'two') }])
+  await b.flush()
+  for (const done of held.splice(0))
+    done(Object.assign(new Error('EBADF: bad file descriptor, fsync'), { code: 'EBADF' }))
+  await new Promise((r) => setImmediate(r))
+  t.same(logs, [], 'the late failure of the closed journal is ignored')
+  t.equal(b.get('tasks', 'task-2')?.title, 'two')
+  b.close()
+  const again = Store.open(path.join(root, 'close-b'))
+  t.equal(again.get('tasks', 'task-2')?.title, 'two', 'the other store journal is intact')
+  again.close()
+  const aa = Store.open(path.join(root, 'close-a'))
+  t.equal(aa.get('tasks', 'task-1')?.title, 'one', 'the closed store kept its write')
+  aa.close()
+})
