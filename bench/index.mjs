@@ -6,6 +6,7 @@
 //   node bench/index.mjs            all benches
 //   node bench/index.mjs mcp server only the benches whose file name contains one of the words
 //   node bench/index.mjs scale -- 100  what follows `--` is passed to each selected bench
+//   node bench/index.mjs soak -- 60  the soak (default 5 minutes) for one minute (or SOAK_SECONDS=60)
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'

@@ -126,21 +126,45 @@ export interface CatObject {
   data: Buffer
 }
 
-// One long-lived `git cat-file --batch` per repository: object reads (file content,
-// commit resolution) cost a pipe round trip instead of a process spawn.
+export interface ObjectInfo {
+  oid: string
+  type: CatObject['type']
+  size: number
+}
+
+interface Waiter {
+  /** `info`: the header only; `contents`: header and data */
+  info: boolean
+  resolve: (o: CatObject | null) => void
+  reject: (e: Error) => void
+}
+
+// One long-lived `git cat-file --batch-command` per repository: object reads (file
+// content, sizes, commit resolution) cost a pipe round trip instead of a process spawn,
+// and requests are pipelined (many in flight, answered in order).
 export class CatFile {
   private child: ChildProcessWithoutNullStreams | undefined
   private buf: Buffer = Buffer.alloc(0)
-  private queue: { resolve: (o: CatObject | null) => void; reject: (e: Error) => void }[] = []
+  private queue: Waiter[] = []
 
   constructor(private readonly gitDir: string) {}
 
   get(rev: string): Promise<CatObject | null> {
+    return this.ask(rev, false)
+  }
+
+  /** Type and size without the content. */
+  async info(rev: string): Promise<ObjectInfo | null> {
+    const o = await this.ask(rev, true)
+    return o && { oid: o.oid, type: o.type, size: o.size }
+  }
+
+  private ask(rev: string, info: boolean): Promise<CatObject | null> {
     if (rev.includes('\n')) return Promise.resolve(null)
     const child = this.ensure()
     return new Promise((resolve, reject) => {
-      this.queue.push({ resolve, reject })
-      child.stdin.write(rev + '\n')
+      this.queue.push({ info, resolve, reject })
+      child.stdin.write(`${info ? 'info' : 'contents'} ${rev}\n`)
     })
   }
 
@@ -151,8 +175,8 @@ export class CatFile {
 
   private ensure(): ChildProcessWithoutNullStreams {
     if (this.child) return this.child
-    counted('cat-file --batch')
-    const child = spawn('git', [...CONFIG_ARGS, '--git-dir', this.gitDir, 'cat-file', '--batch'], {
+    counted('cat-file --batch-command')
+    const child = spawn('git', [...CONFIG_ARGS, '--git-dir', this.gitDir, 'cat-file', '--batch-command'], {
       env: BASE_ENV,
       stdio: ['pipe', 'pipe', 'pipe'],
     })
@@ -184,26 +208,29 @@ export class CatFile {
       const nl = this.buf.indexOf(10)
       if (nl < 0) return
       const header = this.buf.subarray(0, nl).toString('utf8')
-      if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
-        this.buf = this.buf.subarray(nl + 1)
-        this.queue.shift()
-        waiter.resolve(null)
-        continue
-      }
       const m = /^([0-9a-f]{40}) (blob|tree|commit|tag) ([0-9]+)$/.exec(header)
       if (!m) {
-        // Unknown header (e.g. "dangling"/"notdir" forms): treat the object as absent.
+        // "<rev> missing" / "ambiguous" / other forms: the object is absent.
         this.buf = this.buf.subarray(nl + 1)
         this.queue.shift()
         waiter.resolve(null)
         continue
       }
       const size = Number(m[3])
+      const type = m[2] as CatObject['type']
+      if (waiter.info) {
+        this.buf = this.buf.subarray(nl + 1)
+        this.queue.shift()
+        waiter.resolve({ oid: m[1] as string, type, size, data: EMPTY })
+        continue
+      }
       if (this.buf.length < nl + 1 + size + 1) return
       const data = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size))
       this.buf = this.buf.subarray(nl + 1 + size + 1)
       this.queue.shift()
-      waiter.resolve({ oid: m[1] as string, type: m[2] as CatObject['type'], size, data })
+      waiter.resolve({ oid: m[1] as string, type, size, data })
     }
   }
 }
+
+const EMPTY = Buffer.alloc(0)

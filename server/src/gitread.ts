@@ -1,6 +1,8 @@
 import { git, gitText } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
+import { isTreeMode } from './objects.ts'
+import { mergeBase, walkLog, type CommitInfo, type Ident as HistoryIdent } from './history.ts'
 import { encodeCursor, decodeCursor, isCount } from './util.ts'
 
 // Read-side git operations shared by repository, workspace and proposal endpoints.
@@ -64,12 +66,35 @@ export async function log(
   } else {
     start = await repo.resolve(ref)
   }
-  const args = ['log', `--format=${LOG_FORMAT.replace('%x00%B', '')}`, `-n${limit + 1}`, `--skip=${skip}`, start, '--']
-  if (path) args.push(path)
-  const recs = parseLogRecords(await gitText(repo.gitDir, args))
+  // Without a path the walk runs in process (history.ts); with one, or whenever the walk
+  // declines, git answers.
+  const walked = path ? undefined : await walkLog(repo, start, skip, limit + 1)
+  const recs = walked
+    ? walked.map(summaryOf)
+    : parseLogRecords(
+        await gitText(repo.gitDir, [
+          'log',
+          `--format=${LOG_FORMAT.replace('%x00%B', '')}`,
+          `-n${limit + 1}`,
+          `--skip=${skip}`,
+          start,
+          '--',
+          ...(path ? [path] : []),
+        ]),
+      )
   const commits = recs.slice(0, limit).map(({ message: _m, ...s }) => s)
   return recs.length > limit ? { commits, next_cursor: encodeCursor({ c: start, s: skip + limit }) } : { commits }
 }
+
+const sigOf = (i: HistoryIdent): Sig => ({ name: i.name, email: i.email, date: new Date(i.time * 1000).toISOString() })
+const summaryOf = (c: CommitInfo): CommitSummary & { message: string } => ({
+  id: c.id,
+  parents: c.parents,
+  author: sigOf(c.author),
+  committer: sigOf(c.committer),
+  subject: c.subject,
+  message: '',
+})
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed'
 const STATUS_MAP: Record<string, ChangeStatus> = {
@@ -154,27 +179,36 @@ export interface TreeEntry {
 const typeOfMode = (mode: string): TreeEntry['type'] =>
   mode === '040000' ? 'dir' : mode === '120000' ? 'symlink' : mode === '160000' ? 'submodule' : 'file'
 
-/** Entries of a directory at a commit ('' is the root); null if not a directory. */
+/**
+ * Entries of a directory at a commit ('' is the root); null if not a directory. Read in
+ * process from the parsed-tree cache, sizes by pipelined `info` requests: no git process.
+ */
 export async function listDir(repo: Repo, commit: string | null, dir: string): Promise<TreeEntry[] | null> {
   if (commit === null) return dir === '' ? [] : null
-  if (dir !== '') {
-    const o = await repo.cat.get(`${commit}:${dir}`)
-    if (!o || o.type !== 'tree') return null
+  let tree: string
+  if (dir === '') tree = await repo.commitTree(commit)
+  else {
+    const it = await repo.entryAt(commit, dir)
+    if (!it || !isTreeMode(it.mode)) return null
+    tree = it.oid
   }
-  const args = ['ls-tree', '-l', '-z', commit]
-  if (dir !== '') args.push('--', `${dir}/`)
-  const out = (await git(repo.gitDir, args)).stdout.toString('utf8')
-  return out
-    .split('\0')
-    .filter(Boolean)
-    .map((line) => {
-      const tab = line.indexOf('\t')
-      const [mode = '', , oid = '', size = '-'] = line.slice(0, tab).split(/ +/)
-      const p = line.slice(tab + 1)
-      const e: TreeEntry = { name: p.slice(p.lastIndexOf('/') + 1), path: p, type: typeOfMode(mode), mode, id: oid }
-      if (size !== '-') e.size = Number(size)
-      return e
-    })
+  const items = [...(await repo.treeItems(tree)).values()]
+  const sized = (mode: string): boolean => !isTreeMode(mode) && mode !== '160000'
+  const sizes = await repo.sizes(items.filter((it) => sized(it.mode)).map((it) => it.oid))
+  // Tree order, as git ls-tree lists it; modes in ls-tree's six-digit form.
+  return items.map((it) => {
+    const mode = it.mode.padStart(6, '0')
+    const e: TreeEntry = {
+      name: it.name,
+      path: dir === '' ? it.name : `${dir}/${it.name}`,
+      type: typeOfMode(mode),
+      mode,
+      id: it.oid,
+    }
+    const size = sizes.get(it.oid)
+    if (sized(it.mode) && size !== undefined) e.size = size
+    return e
+  })
 }
 
 export interface Content {
@@ -296,9 +330,12 @@ export async function mergeability(
   merge_base: string | null
   tree?: string
 }> {
-  const mb = await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] })
-  const out = mb.stdout.toString('utf8').trim()
-  const base = /^[0-9a-f]{40}$/.test(out) ? out : null
+  // In process when the answer is unique (history.ts); git otherwise.
+  let base = await mergeBase(repo, target, head)
+  if (base === undefined) {
+    const out = (await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] })).stdout.toString('utf8').trim()
+    base = /^[0-9a-f]{40}$/.test(out) ? out : null
+  }
   if (base === head) return { mergeability: 'up_to_date', conflicts: [], merge_base: base }
   if (base === target) return { mergeability: 'fast_forward', conflicts: [], merge_base: base }
   const m = await mergeTree(repo, target, head)

@@ -8,7 +8,7 @@ import { Router } from './router.ts'
 import { registerRoutes } from './routes.ts'
 import { registerAdminRoutes } from './admin-routes.ts'
 import { validateBody } from './validate.ts'
-import { isStorageFull, Store } from './store.ts'
+import { isStorageFull, requestScope, Store } from './store.ts'
 import { RepoRegistry } from './repos.ts'
 import { KeyedMutex } from './mutex.ts'
 import { GitError } from './git.ts'
@@ -60,10 +60,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const keys = new IdempotencyKeys(store)
 
   const server = http.createServer((req, res) => {
-    handle({ ctx, router, limiter, keys, log }, req, res).catch((e: unknown) => {
-      log(`ag-server: unhandled ${String(e)}`)
-      if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
-    })
+    // Each request runs in a scope that collects the journal offsets it depends on, so
+    // its answer waits for exactly the fsync that makes them durable (group commit).
+    requestScope
+      .run(ctx.store.newScope(), () => handle({ ctx, router, limiter, keys, log }, req, res))
+      .catch((e: unknown) => {
+        log(`ag-server: unhandled ${String(e)}`)
+        if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
+      })
   })
   tuneConnections(server, opts.requestTimeoutMs ?? 60_000)
   await new Promise<void>((resolve, reject) => {
@@ -163,7 +167,7 @@ async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerRes
         const out = await route.handler({ ctx: c, caller, params: m.params, query: url.searchParams, body })
         return { status: out.status ?? 200, body: out.body }
       })
-    if (key === undefined) return reply(res, await run(ctx))
+    if (key === undefined) return await reply(sv, res, await run(ctx))
     const fp = fingerprint({
       method,
       url: req.url ?? '',
@@ -172,7 +176,7 @@ async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerRes
       body: raw,
     })
     const b = keys.begin(caller.principal, key, fp)
-    if (b.kind === 'answer') return reply(res, await b.outcome, { 'Idempotent-Replayed': 'true' })
+    if (b.kind === 'answer') return await reply(sv, res, await b.outcome, { 'Idempotent-Replayed': 'true' })
     let o: Outcome = { status: 500, body: errorBody(new AgwpError('internal', 'internal error')) }
     try {
       o = await run({ ...ctx, store: b.store })
@@ -180,9 +184,9 @@ async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerRes
       // Recorded before the answer leaves, and always: a repeat waiting on it must hear back.
       o = b.finish(o)
     }
-    reply(res, o)
+    await reply(sv, res, o)
   } catch (e) {
-    reply(res, await outcomeOf(log, () => Promise.reject(e)), tooLargeClose(e, req))
+    await reply(sv, res, await outcomeOf(log, () => Promise.reject(e)), tooLargeClose(e, req))
   }
 }
 
@@ -208,7 +212,24 @@ function tooLargeClose(e: unknown, req: http.IncomingMessage): Record<string, st
   return { Connection: 'close' }
 }
 
-function reply(res: http.ServerResponse, o: Outcome, extra: Record<string, string> = {}): void {
+/**
+ * Send an answer once everything it depends on is durable: the journal lines this request
+ * wrote, and those of other requests whose state it read (group commit defers fsync).
+ * If they could not be made durable, the answer is that failure instead (507 on a full disk).
+ */
+async function reply(
+  sv: Served,
+  res: http.ServerResponse,
+  o0: Outcome,
+  extra: Record<string, string> = {},
+): Promise<void> {
+  const scope = requestScope.getStore()
+  let o = o0
+  try {
+    await (scope ? sv.ctx.store.settle(scope) : sv.ctx.store.flush())
+  } catch (e) {
+    o = await outcomeOf(sv.log, () => Promise.reject(e))
+  }
   send(res, o.status, o.body, { ...(o.headers ?? {}), ...extra })
 }
 

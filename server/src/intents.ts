@@ -32,6 +32,8 @@ export async function casWithIntent(
   const k = keyOf(repo.name, ref)
   const intent: IntentRec = { repo: repo.name, ref, expected, next, accept, ops: complete(), created_at: nowIso() }
   ctx.store.commit([{ c: 'intents', k, v: intent }])
+  // The intent must be on disk before the ref moves (group commit defers the fsync).
+  await ctx.store.flush()
   let moved: boolean
   try {
     moved = await repo.casRef(ref, next, expected)
@@ -77,6 +79,7 @@ export async function reconcileIntents(
  */
 export async function settleAtStartup(ctx: Ctx, log: (m: string) => void = () => undefined): Promise<void> {
   await reconcileIntents(ctx, log)
+  await ctx.store.flush()
   for (const name of ctx.repos.names()) {
     const removed = settleRepository(ctx.repos.dirOf(name))
     if (removed.length)

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { promisify } from 'node:util'
-import { fsyncDir } from './store.ts'
+import { fsyncDirAsync } from './store.ts'
 
 // Git objects written in-process: a blob, tree or commit is SHA-1("<type> <len>\0" + body)
 // stored zlib-deflated at objects/xx/yyyy… (loose object format). Writing them here
@@ -43,11 +43,11 @@ function loosePath(gitDir: string, oid: string): string {
  * Only the fsync leaves the event loop (one thread-pool hop): the other steps are cheap
  * metadata calls that cost more as hops than they do done in place.
  */
-async function writeOne(gitDir: string, oid: string, obj: RawObject): Promise<string | null> {
+async function writeOne(gitDir: string, oid: string, obj: RawObject): Promise<{ dir: string; newDir: boolean } | null> {
   const dest = loosePath(gitDir, oid)
   if (fs.existsSync(dest)) return null
   const dir = path.dirname(dest)
-  fs.mkdirSync(dir, { recursive: true })
+  const newDir = fs.mkdirSync(dir, { recursive: true }) !== undefined
   const raw = Buffer.concat([objectHeader(obj.type, obj.body.length), obj.body])
   // Loose objects use git's default core.looseCompression (Z_BEST_SPEED); large ones
   // are deflated off the event loop.
@@ -68,7 +68,7 @@ async function writeOne(gitDir: string, oid: string, obj: RawObject): Promise<st
     fs.rmSync(tmp, { force: true })
     throw e
   }
-  return dir
+  return { dir, newDir }
 }
 
 /**
@@ -78,14 +78,18 @@ async function writeOne(gitDir: string, oid: string, obj: RawObject): Promise<st
 export async function writeObjects(gitDir: string, objs: RawObject[]): Promise<string[]> {
   const oids = objs.map((o) => hashObject(o.type, o.body))
   const dirs = new Set<string>()
+  let newDir = false
   await Promise.all(
     objs.map(async (o, i) => {
       const d = await writeOne(gitDir, oids[i] as string, o)
-      if (d) dirs.add(d)
+      if (d) dirs.add(d.dir)
+      if (d?.newDir) newDir = true
     }),
   )
-  // A new objects/xx directory needs its parent synced too, so the rename is durable.
-  if (dirs.size) for (const d of [...dirs, path.join(gitDir, 'objects')]) fsyncDir(d)
+  // The renames are durable once their directories are synced; a new objects/xx
+  // directory needs its parent synced too. Off the event loop, in parallel.
+  if (newDir) dirs.add(path.join(gitDir, 'objects'))
+  await Promise.all([...dirs].map(fsyncDirAsync))
   return oids
 }
 

@@ -2,9 +2,8 @@ import { minimatch } from 'minimatch'
 import type { Ctx } from './context.ts'
 import { authorize, inScope, policyOf, roleAtLeast, roleOf, type Caller } from './auth.ts'
 import { conflict, forbidden, invalid } from './errors.ts'
-import { git } from './git.ts'
 import { casWithIntent } from './intents.ts'
-import { formatCommit, type RawObject } from './objects.ts'
+import { formatCommit, writeObject, type RawObject } from './objects.ts'
 import type { Op } from './store.ts'
 import { diff, mergeability, mergeTree } from './gitread.ts'
 import { checkBranch, checkPath } from './paths.ts'
@@ -499,7 +498,6 @@ export async function integrate(
       throw forbidden(`integration refused by policy: ${blockers.map((b) => b.message).join('; ')}`, {
         integration_blockers: blockers,
       })
-    const committer = { GIT_COMMITTER_NAME: caller.actor, GIT_COMMITTER_EMAIL: emailOf(caller.principal) }
     let next: string
     if (T === null || (ev['mergeability'] === 'fast_forward' && strategy === 'fast_forward')) next = p.head
     else if (strategy === 'fast_forward')
@@ -510,27 +508,23 @@ export async function integrate(
       const m = await mergeTree(repo, T, p.head)
       if (m.conflicts.length)
         throw conflict('proposal does not merge cleanly into its target', { conflicts: m.conflicts })
-      if (strategy === 'squash') {
-        const env = { ...committer, GIT_AUTHOR_NAME: p.author, GIT_AUTHOR_EMAIL: emailOf(p.author_principal) }
-        next = (
-          await git(repo.gitDir, ['commit-tree', m.tree, '-p', T], {
-            env,
-            input: `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`,
-          })
-        ).stdout
-          .toString('utf8')
-          .trim()
-      } else {
-        const env = { ...committer, GIT_AUTHOR_NAME: caller.actor, GIT_AUTHOR_EMAIL: emailOf(caller.principal) }
-        next = (
-          await git(repo.gitDir, ['commit-tree', m.tree, '-p', T, '-p', p.head], {
-            env,
-            input: `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,
-          })
-        ).stdout
-          .toString('utf8')
-          .trim()
-      }
+      // The integration commit is written in-process like proposal commits (objects.ts):
+      // one git process fewer per integration, same bytes as commit-tree would write.
+      const committerId = { name: caller.actor, email: emailOf(caller.principal) }
+      const squash = strategy === 'squash'
+      next = await writeObject(
+        repo.gitDir,
+        'commit',
+        formatCommit({
+          tree: m.tree,
+          parents: squash ? [T] : [T, p.head],
+          author: squash ? { name: p.author, email: emailOf(p.author_principal) } : committerId,
+          committer: committerId,
+          message: squash
+            ? `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`
+            : `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,
+        }),
+      )
     }
     const used = T === null || next === p.head ? 'fast_forward' : strategy
     const now = nowIso()

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { fsyncDir } from './store.ts'
+import { fsyncDirAsync } from './store.ts'
 import { TMP_PREFIX } from './objects.ts'
 
 // Refs read and compare-and-swapped in-process, the way git's files backend does it:
@@ -101,7 +101,7 @@ export async function casRefFile(gitDir: string, ref: string, next: string, expe
       throw e
     }
     done = true
-    fsyncDir(path.dirname(file))
+    await fsyncDirAsync(path.dirname(file))
     return true
   } finally {
     if (open) fs.closeSync(fd)

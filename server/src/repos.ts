@@ -1,9 +1,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { CatFile, git, gitText } from './git.ts'
+import { CatFile, git, gitText, type CatObject } from './git.ts'
 import { isTreeMode, parseTree, type TreeItem } from './objects.ts'
 import { notFound, invalid } from './errors.ts'
 import { checkRef } from './paths.ts'
+import { parseCommit, type CommitInfo } from './history.ts'
 import { casRefFile, deleteRefFile, isPlainRef, readRef, usesRefFiles } from './refs.ts'
 
 // Repositories are bare git repositories under <data>/repos/<name>.git. The directory is
@@ -15,7 +16,12 @@ export class Repo {
   private ancestry = new Map<string, boolean>()
   // Parsed trees and commit -> root tree, by object id (immutable, so never stale).
   private trees = new Map<string, Map<string, TreeItem>>()
+  private treeEntries = 0
   private commitTrees = new Map<string, string>()
+  private objects = new Map<string, CatObject>()
+  private objectBytes = 0
+  private sizeCache = new Map<string, number>()
+  private commitInfos = new Map<string, CommitInfo>()
   private readonly refFiles: boolean
   constructor(
     readonly name: string,
@@ -34,14 +40,68 @@ export class Repo {
   /** Resolve a client ref (branch, tag, full ref or commit id) to a commit id. */
   async resolve(ref: string, field = 'ref'): Promise<string> {
     checkRef(ref, field)
+    // The common case, a branch name, is a file read (git's own order: a tag of the same
+    // name, or refs/<name>, would win, so those go to git).
+    if (this.refFiles && ref !== 'HEAD' && !OID_RE.test(ref) && !ref.startsWith('refs/')) {
+      const head = readRef(this.gitDir, `refs/heads/${ref}`)
+      if (
+        head !== null &&
+        readRef(this.gitDir, `refs/tags/${ref}`) === null &&
+        readRef(this.gitDir, `refs/${ref}`) === null
+      )
+        return head
+    }
     const o = await this.cat.get(`${ref}^{commit}`)
     if (!o) throw notFound(`${field} '${ref}' does not name a commit`, { field, ref })
     return o.oid
   }
 
   async branchHead(branch: string): Promise<string | null> {
+    if (this.refFiles && isPlainRef(`refs/heads/${branch}`)) return readRef(this.gitDir, `refs/heads/${branch}`)
     const o = await this.cat.get(`refs/heads/${branch}^{commit}`)
     return o ? o.oid : null
+  }
+
+  /**
+   * A blob (or any object) by id, through a small cache: objects are immutable, so a hit
+   * is never stale. Bounded by bytes so memory stays flat under any read pattern.
+   */
+  async object(oid: string): Promise<CatObject | null> {
+    const hit = this.objects.get(oid)
+    if (hit) {
+      this.objects.delete(oid)
+      this.objects.set(oid, hit)
+      return hit
+    }
+    const o = await this.cat.get(oid)
+    if (!o || o.size > OBJECT_CACHE_ITEM) return o
+    this.objects.set(oid, o)
+    this.objectBytes += o.size
+    for (const [k, v] of this.objects) {
+      if (this.objectBytes <= OBJECT_CACHE_BYTES) break
+      this.objects.delete(k)
+      this.objectBytes -= v.size
+    }
+    return o
+  }
+
+  /** Sizes of blobs by id (a pipelined `info` per id not seen before; cached). */
+  async sizes(oids: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>()
+    await Promise.all(
+      oids.map(async (oid) => {
+        let n = this.sizeCache.get(oid)
+        if (n === undefined) {
+          const i = await this.cat.info(oid)
+          if (!i) return
+          n = i.size
+          if (this.sizeCache.size >= 50_000) this.sizeCache.clear()
+          this.sizeCache.set(oid, n)
+        }
+        out.set(oid, n)
+      }),
+    )
+    return out
   }
 
   async branches(): Promise<{ name: string; commit: string }[]> {
@@ -111,6 +171,19 @@ export class Repo {
     return r.code === 0 && r.stdout.length > 0
   }
 
+  /** A commit's parsed fields (cached: objects never change); undefined if not a plain commit. */
+  async commitInfo(oid: string): Promise<CommitInfo | undefined> {
+    const hit = this.commitInfos.get(oid)
+    if (hit) return hit
+    const o = await this.cat.get(oid)
+    if (!o || o.type !== 'commit') return undefined
+    const info = parseCommit(o.oid, o.data)
+    if (!info) return undefined
+    if (this.commitInfos.size >= 10_000) this.commitInfos.clear()
+    this.commitInfos.set(oid, info)
+    return info
+  }
+
   /** Root tree id of a commit. */
   async commitTree(commit: string): Promise<string> {
     const hit = this.commitTrees.get(commit)
@@ -136,8 +209,15 @@ export class Repo {
     const o = await this.cat.get(oid)
     if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`)
     const items = new Map(parseTree(o.data).map((it) => [it.name, it]))
-    if (this.trees.size >= 4096) this.trees.delete(this.trees.keys().next().value as string)
+    // Bounded by entries, not trees: every integration makes new versions of the trees
+    // on its paths, and a large directory's versions would otherwise pile up (RSS).
+    this.treeEntries += items.size
     this.trees.set(oid, items)
+    for (const [k, v] of this.trees) {
+      if (this.treeEntries <= TREE_CACHE_ENTRIES || this.trees.size <= 1) break
+      this.trees.delete(k)
+      this.treeEntries -= v.size
+    }
     return items
   }
 
@@ -167,6 +247,11 @@ export class Repo {
     this.cat.close()
   }
 }
+
+const OID_RE = /^[0-9a-f]{40}$/
+const OBJECT_CACHE_BYTES = 8 * 1024 * 1024
+const TREE_CACHE_ENTRIES = 20_000
+const OBJECT_CACHE_ITEM = 256 * 1024
 
 export type Mergeability = 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date' | 'target_missing' | 'not_open'
 

@@ -112,7 +112,9 @@ export function registerRoutes(router: Router): void {
         ...(pg.next_cursor ? { next_cursor: pg.next_cursor } : {}),
       }
     }
-    const o = await repo.cat.get(`${commit}:${p}`)
+    // The path is walked through the parsed-tree cache; only the blob itself is fetched.
+    const it = await repo.entryAt(commit, p)
+    const o = it ? await repo.object(it.oid) : null
     if (!o || o.type !== 'blob') throw notFound(`'${p}' does not exist at ${commit.slice(0, 12)}`, { path: p, commit })
     return {
       kind: 'file',

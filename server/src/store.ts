@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import fs from 'node:fs'
 import path from 'node:path'
 import { AgwpError } from './errors.ts'
@@ -23,6 +24,15 @@ import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 // Commits are synchronous on purpose: a check-then-commit sequence with no `await` in
 // between can never interleave with another request (Node runs it to completion), which
 // is what makes "20 simultaneous claims -> exactly one run" hold.
+//
+// Group commit: commit() appends its line (write, no fsync) and applies it in memory at
+// once; the fsync runs off the event loop and covers every line appended meanwhile, so
+// one fsync acknowledges many requests and the event loop never blocks on the disk.
+// Nothing leaves the server before it is durable: each request runs in a scope
+// (requestScope) that records the journal offset of every un-fsynced line it wrote or
+// whose collection it read, and the HTTP layer awaits settle(scope) before it answers.
+// A failed fsync cuts the journal back to its last durable length, reloads memory from
+// disk, and fails every request that depended on the lost lines (507 on a full disk).
 
 export type PutOp = { [C in CollectionName]: { c: C; k: string; v: Collections[C] | null } }[CollectionName]
 /** Set the field at path `at` inside record k to v; without v (undefined), remove it. No-op if k is absent. */
@@ -51,14 +61,27 @@ export interface JournalIo {
   /** write up to len bytes of buf from off; returns the count written (may be short) */
   write(fd: number, buf: Buffer, off: number, len: number): number
   fsync(fd: number): void
+  /** the group commit's fsync, off the event loop */
+  fsyncAsync(fd: number, done: (err: Error | null) => void): void
   truncate(fd: number, len: number): void
 }
 
 export const fsJournalIo: JournalIo = {
   write: (fd, buf, off, len) => fs.writeSync(fd, buf, off, len),
   fsync: (fd) => fs.fsyncSync(fd),
+  fsyncAsync: (fd, done) => fs.fsync(fd, (err) => done(err)),
   truncate: (fd, len) => fs.ftruncateSync(fd, len),
 }
+
+/** What one request depends on: the journal offset that must be durable before it answers. */
+export interface Scope {
+  needs: number
+  /** the store's compaction/failure generation when `needs` was recorded */
+  epoch: number
+}
+
+/** The scope of the request being handled (set by the HTTP layer with requestScope.run). */
+export const requestScope = new AsyncLocalStorage<Scope>()
 
 export interface StoreOptions {
   io?: JournalIo
@@ -81,6 +104,16 @@ export class Store {
   private journalBytes = 0
   /** a failed append could not be cut back: no write is taken until it can */
   private broken = false
+  /** journal offset known to be on disk (fsync'd) */
+  private durable = 0
+  /** bumped when offsets change meaning: a compaction (all durable) or a failed fsync */
+  private epoch = 0
+  /** epochs that ended in a failed fsync: scopes from them lost state */
+  private failedEpochs = new Map<number, unknown>()
+  private flushing = false
+  private waiters: { target: number; epoch: number; resolve: () => void; reject: (e: unknown) => void }[] = []
+  /** collection -> offset just after its latest line (this epoch) */
+  private dirty = new Map<CollectionName, number>()
   private nextCompact = COMPACT_BYTES
   /** token hash -> token id, kept in step with the tokens table by apply() */
   private tokenIds = new Map<string, string>()
@@ -101,6 +134,13 @@ export class Store {
     }
     this.fd = fs.openSync(this.journalPath, 'a', 0o600)
     this.journalBytes = fs.fstatSync(this.fd).size
+    this.durable = this.journalBytes
+    // Bound, so a view made with Object.create(store) (idempotency.ts) that calls them
+    // still updates this store's group-commit state, never fields of the view.
+    this.flush = this.flush.bind(this)
+    this.settle = this.settle.bind(this)
+    this.newScope = this.newScope.bind(this)
+    this.close = this.close.bind(this)
   }
 
   static open(dir: string, opts: StoreOptions = {}): Store {
@@ -115,16 +155,117 @@ export class Store {
   }
 
   get<C extends CollectionName>(c: C, k: string): Collections[C] | undefined {
+    this.noteRead(c)
     const v = this.tables[c].get(k)
     return v === undefined ? undefined : v
   }
 
   all<C extends CollectionName>(c: C): Collections[C][] {
+    this.noteRead(c)
     return [...this.tables[c].values()]
   }
 
   entries<C extends CollectionName>(c: C): [string, Collections[C]][] {
+    this.noteRead(c)
     return [...this.tables[c].entries()]
+  }
+
+  /** A request that read collection c may answer only once c's latest line is durable. */
+  private noteRead(c: CollectionName): void {
+    const d = this.dirty.get(c)
+    if (d === undefined || d <= this.durable) return
+    const scope = requestScope.getStore()
+    if (scope) this.need(scope, d)
+  }
+
+  private need(scope: Scope, offset: number): void {
+    if (scope.epoch !== this.epoch) {
+      // offsets of a finished epoch: keep the failure visible, else start over
+      if (!this.failedEpochs.has(scope.epoch)) scope.epoch = this.epoch
+      else return
+      scope.needs = 0
+    }
+    if (offset > scope.needs) scope.needs = offset
+  }
+
+  /** A fresh request scope (see requestScope). */
+  newScope(): Scope {
+    return { needs: 0, epoch: this.epoch }
+  }
+
+  /**
+   * Resolves once everything the scope depends on is durable; rejects (507 on a full
+   * disk) if an fsync failed and state the scope saw or wrote was lost.
+   */
+  settle(scope: Scope): Promise<void> {
+    if (this.failedEpochs.has(scope.epoch)) return Promise.reject(this.failedEpochs.get(scope.epoch))
+    if (scope.epoch !== this.epoch || scope.needs <= this.durable) return Promise.resolve()
+    return this.waitFor(scope.needs)
+  }
+
+  /** Resolves once every line appended so far is durable. */
+  flush(): Promise<void> {
+    return this.journalBytes <= this.durable ? Promise.resolve() : this.waitFor(this.journalBytes)
+  }
+
+  private waitFor(target: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ target, epoch: this.epoch, resolve, reject })
+      this.startFlush()
+    })
+  }
+
+  private startFlush(): void {
+    const fd = this.fd
+    if (this.flushing || fd === undefined || this.durable >= this.journalBytes) return
+    this.flushing = true
+    const target = this.journalBytes
+    const epoch = this.epoch
+    this.io.fsyncAsync(fd, (err) => {
+      this.flushing = false
+      if (epoch === this.epoch && this.fd === fd) {
+        if (err) this.flushFailed(err)
+        else {
+          this.durable = Math.max(this.durable, target)
+          this.settleWaiters()
+        }
+      }
+      this.startFlush()
+    })
+  }
+
+  private settleWaiters(): void {
+    const keep: typeof this.waiters = []
+    for (const w of this.waiters) {
+      if (w.epoch !== this.epoch || w.target <= this.durable) w.resolve()
+      else keep.push(w)
+    }
+    this.waiters = keep
+  }
+
+  /**
+   * An fsync failed: the lines after `durable` may not be on disk. Cut the journal back
+   * to it, reload memory from what is durable, fail everyone who depended on the rest.
+   */
+  private flushFailed(err: Error): void {
+    const e = storageError(err)
+    this.log(`ag-server: journal fsync failed (${errText(err)}); unacknowledged writes are dropped`)
+    const fd = this.fd as number
+    this.journalBytes = this.durable
+    try {
+      this.io.truncate(fd, this.durable)
+    } catch {
+      this.broken = true // the next commit retries the cut-back before writing
+    }
+    this.failedEpochs.set(this.epoch, e)
+    this.epoch++
+    this.dirty.clear()
+    this.tables = emptyTables()
+    this.tokenIds.clear()
+    this.load(this.durable)
+    const waiters = this.waiters
+    this.waiters = []
+    for (const w of waiters) w.reject(e)
   }
 
   /** Next value of a named counter, as an op to commit with the record that uses it. */
@@ -152,7 +293,6 @@ export class Store {
         if (!(n > 0)) throw Object.assign(new Error('journal write made no progress'), { code: 'EIO' })
         off += n
       }
-      this.io.fsync(fd)
     } catch (e) {
       // Nothing after this point may follow a torn line: cut it off before anything else.
       try {
@@ -163,11 +303,19 @@ export class Store {
       throw storageError(e)
     }
     this.journalBytes = start + buf.length
-    for (const op of ops) this.apply(op)
+    for (const op of ops) {
+      this.apply(op)
+      this.dirty.set(op.c, this.journalBytes)
+    }
+    const scope = requestScope.getStore()
+    if (scope) this.need(scope, this.journalBytes)
+    this.startFlush()
     if (this.journalBytes > this.nextCompact) {
       try {
-        this.compact()
-        this.nextCompact = COMPACT_BYTES
+        // The snapshot is rewritten whole (synchronously): compact again only after the
+        // journal has grown as large as it, so compaction costs O(1) per journaled byte
+        // however large the state grows, instead of a full rewrite every 4 MiB.
+        this.nextCompact = Math.max(COMPACT_BYTES, this.compact())
       } catch (e) {
         // The commit itself is durable in the journal; compaction retries after more growth.
         this.nextCompact = this.journalBytes + COMPACT_BYTES / 4
@@ -188,9 +336,29 @@ export class Store {
     this.broken = false
   }
 
+  /** Close; whatever was appended is fsync'd first (offline CLI use commits, then closes). */
   close(): void {
-    if (this.fd !== undefined) fs.closeSync(this.fd)
+    const fd = this.fd
+    if (fd === undefined) return
+    let failed: unknown
+    if (this.durable < this.journalBytes) {
+      try {
+        this.io.fsync(fd)
+        this.durable = this.journalBytes
+      } catch (e) {
+        failed = storageError(e)
+        this.log(`ag-server: journal fsync at close failed: ${errText(e)}`)
+      }
+    }
+    // An fsync still in flight belongs to this journal: a new epoch makes its callback a
+    // no-op, so it can never act on the descriptor after close (the number may be reused
+    // by the next store opened in this process).
+    this.epoch++
+    const waiters = this.waiters
+    this.waiters = []
+    for (const w of waiters) failed === undefined ? w.resolve() : w.reject(failed)
     this.fd = undefined
+    fs.closeSync(fd)
   }
 
   /** The token whose secret hashes to h (a map lookup, not a scan). */
@@ -232,7 +400,8 @@ export class Store {
     else t.set(op.k, op.v)
   }
 
-  private load(): void {
+  /** Read the snapshot and the journal (its first `limit` bytes, if given) into memory. */
+  private load(limit?: number): void {
     if (fs.existsSync(this.snapshotPath)) {
       const snap = JSON.parse(fs.readFileSync(this.snapshotPath, 'utf8')) as Record<string, Record<string, unknown>>
       for (const c of COLLECTIONS) {
@@ -241,7 +410,8 @@ export class Store {
       }
     }
     if (!fs.existsSync(this.journalPath)) return
-    const raw = fs.readFileSync(this.journalPath)
+    const whole = fs.readFileSync(this.journalPath)
+    const raw = limit === undefined ? whole : whole.subarray(0, limit)
     // Only newline-terminated lines were fully written; the bytes after the last newline
     // are a torn tail that was never acknowledged.
     const good = raw.lastIndexOf(0x0a) + 1
@@ -264,7 +434,7 @@ export class Store {
     }
     for (const ops of records)
       for (const op of ops) if ((COLLECTIONS as readonly string[]).includes(op.c)) this.apply(op)
-    if (good < raw.length) {
+    if (good < raw.length && limit === undefined) {
       this.log(
         `ag-server: warning: ${this.journalPath} ends in ${raw.length - good} byte(s) of a torn, unacknowledged write; truncated`,
       )
@@ -278,7 +448,8 @@ export class Store {
     }
   }
 
-  private compact(): void {
+  /** Fold everything into a fresh snapshot and empty the journal; returns the snapshot's size. */
+  private compact(): number {
     const snap: Record<string, Record<string, unknown>> = {}
     for (const c of COLLECTIONS) snap[c] = Object.fromEntries(this.tables[c])
     const tmp = this.snapshotPath + '.tmp'
@@ -302,13 +473,19 @@ export class Store {
     // leaves a journal whose ops the snapshot already holds: replaying them is harmless.)
     if (this.fd !== undefined) {
       this.io.truncate(this.fd, 0)
-      // The next append starts at 0 now, whether or not the fsync below succeeds.
+      // The next append starts at 0 now, whether or not the fsync below succeeds; all
+      // state is in the durable snapshot, so every waiter is settled (a new epoch).
       this.journalBytes = 0
+      this.durable = 0
+      this.epoch++
+      this.dirty.clear()
+      this.settleWaiters()
       this.io.fsync(this.fd)
     } else {
       fs.writeFileSync(this.journalPath, '', { mode: 0o600 })
       this.journalBytes = 0
     }
+    return buf.length
   }
 }
 
@@ -371,6 +548,19 @@ function setIn(obj: unknown, at: string[], i: number, v: unknown): unknown {
     configurable: true,
   })
   return copy
+}
+
+/** fsyncDir off the event loop (object and ref writes, which already await). */
+export async function fsyncDirAsync(dir: string): Promise<void> {
+  let fh: fs.promises.FileHandle | undefined
+  try {
+    fh = await fs.promises.open(dir, 'r')
+    await fh.sync()
+  } catch {
+    // some filesystems refuse fsync on directories; rename is still atomic there
+  } finally {
+    await fh?.close().catch(() => undefined)
+  }
 }
 
 export function fsyncDir(dir: string): void {

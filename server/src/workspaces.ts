@@ -163,7 +163,7 @@ export async function readWorkspacePath(
   }
   const hit = await lookup(repo, ws, p)
   if (!hit || hit.kind !== 'file') throw notFound(`'${p}' does not exist in workspace`, { path: p })
-  const o = await repo.cat.get(hit.blob)
+  const o = await repo.object(hit.blob)
   if (!o) throw notFound('blob missing', { path: p })
   return {
     kind: 'file',

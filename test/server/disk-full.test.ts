@@ -199,3 +199,42 @@ t.test('a real full filesystem (tmpfs)', { skip: cannotMount ?? false }, async (
     'repository intact',
   )
 })
+
+t.test('group commit: no answer before its state is durable; a failed fsync is 507 and rolled back', async (t) => {
+  const root = tmpdir('full-fsync')
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
+  const { data, tokens } = await setup(root, root)
+  const server = await start(data)
+  t.teardown(() => server.close())
+  const api = client(server, tokens.alice as string)
+  const ws = (await api('POST', '/repos/demo/workspaces', {})).body.id as string
+  // Hold every fsync until released.
+  const held: ((err: Error | null) => void)[] = []
+  server.ctx.store.io = { ...fsJournalIo, fsyncAsync: (_fd, done) => void held.push(done) }
+  let putDone = false
+  let getDone = false
+  const put = api('PUT', `/workspaces/${ws}/files`, { path: 'held.txt', content: 'held\n' }).then((r) => {
+    putDone = true
+    return r
+  })
+  while (held.length === 0) await new Promise((r) => setImmediate(r))
+  // A reader of the workspace sees the un-fsynced write in memory: it must wait too.
+  const get = api('GET', `/workspaces/${ws}`).then((r) => {
+    getDone = true
+    return r
+  })
+  for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r))
+  t.notOk(putDone, 'the write is not answered before its fsync')
+  t.notOk(getDone, 'a read of that state is not answered before it is durable')
+  // The fsync fails: both are refused, and the write is gone from memory.
+  for (const done of held.splice(0)) done(Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }))
+  const [p, g] = await Promise.all([put, get])
+  t.equal(p.status, 507)
+  t.equal(p.body.error.code, 'storage_full')
+  t.equal(g.status, 507, 'the read that saw lost state is refused too')
+  server.ctx.store.io = fsJournalIo
+  const view = (await api('GET', `/workspaces/${ws}`)).body
+  t.same(view.changes, [], 'the unacknowledged write was rolled back')
+  t.equal((await api('PUT', `/workspaces/${ws}/files`, { path: 'ok.txt', content: 'ok\n' })).status, 200)
+  t.equal((await api('GET', `/workspaces/${ws}/file?path=ok.txt`)).status, 200)
+})

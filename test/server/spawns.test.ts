@@ -32,3 +32,23 @@ t.test('git processes per request', async (t) => {
   t.equal(p.body.mergeability, 'fast_forward')
   t.same(delta(before), {}, 'propose (with its evaluation): no git process')
 })
+
+t.test('reads start no git process', async (t) => {
+  const ws = (await api('alice', 'POST', '/repos/demo/workspaces', {})).body.id
+  await api('alice', 'GET', '/repos/demo/file?path=README.md') // warm the cat-file process
+  const before = total()
+  for (const p of [
+    '/repos/demo/file?path=README.md',
+    '/repos/demo/file?path=lib/deep/leaf.txt',
+    '/repos/demo/file?path=logo.bin',
+    '/repos/demo/tree',
+    '/repos/demo/tree?path=lib',
+    '/repos/demo/log?limit=2',
+    '/repos/demo/file?ref=main&path=lib/util.ts',
+    `/workspaces/${ws}/file?path=README.md`,
+    `/workspaces/${ws}/file?path=lib`,
+  ])
+    t.equal((await api('alice', 'GET', p)).status, 200, p)
+  t.equal((await api('alice', 'GET', '/repos/demo/file?path=nope.txt')).status, 404)
+  t.same(delta(before), {}, 'file, tree and log reads: no git process')
+})

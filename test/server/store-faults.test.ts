@@ -48,6 +48,16 @@ class FaultyIo implements JournalIo {
     if (this.plan?.failFsync) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' })
     fsJournalIo.fsync(fd)
   }
+  fsyncAsync(fd: number, done: (err: Error | null) => void): void {
+    setImmediate(() => {
+      try {
+        this.fsync(fd)
+        done(null)
+      } catch (e) {
+        done(e as Error)
+      }
+    })
+  }
   truncate(fd: number, len: number): void {
     if (this.plan?.failTruncates) {
       this.plan.failTruncates--
@@ -97,21 +107,22 @@ for (const sc of scenarios) {
       const s = Store.open(dir, { io, log: (m) => logs.push(m) })
       const acked = new Map<string, string>()
       let n = 0
-      const put = (): string => {
+      // Acknowledged = committed and then durable (what the server waits for before answering).
+      const put = async (): Promise<string> => {
         const id = `task-${String(n++).padStart(2, '0')}`
         s.commit([{ c: 'tasks', k: id, v: task(id, `${id} ${'x'.repeat(32)}`) }])
+        await s.flush()
         acked.set(id, `${id} ${'x'.repeat(32)}`)
         return id
       }
-      for (let i = 0; i < at; i++) put()
+      for (let i = 0; i < at; i++) await put()
       io.arm(sc.plan)
       const victim = `task-${String(n).padStart(2, '0')}`
       let err: unknown
       try {
-        put()
+        await put()
       } catch (e) {
         err = e
-        n++
       }
       if (sc.acked) t.equal(err, undefined, 'a short write that completes is acknowledged')
       else {
@@ -126,12 +137,11 @@ for (const sc of scenarios) {
       // While the cut-back keeps failing, further commits are refused, not written behind the torn line.
       let refused = 0
       while ((io.plan?.failTruncates ?? 0) > 0) {
-        t.throws(() => put(), 'refused while the journal cannot be restored')
-        n++
+        await t.rejects(put(), 'refused while the journal cannot be restored')
         refused++
       }
       io.plan = undefined
-      for (let i = 0; i < 3; i++) put()
+      for (let i = 0; i < 3; i++) await put()
       s.close()
       if (sc.plan.failTruncates) t.ok(refused > 0 || sc.plan.failTruncates === 1, 'refusals counted')
       const journal = fs.readFileSync(path.join(dir, 'journal.log'), 'utf8')
@@ -144,7 +154,11 @@ for (const sc of scenarios) {
         Object.fromEntries(acked),
         'after a restart: every acknowledged commit, nothing else',
       )
-      t.same(logs, [], 'no torn tail, no warning')
+      t.same(
+        logs.filter((l) => /torn|damaged/.test(l)),
+        [],
+        'no torn tail at the restart',
+      )
       reopened.close()
     })
   }
@@ -189,4 +203,32 @@ t.test('start-up: damage in the middle refuses to start, names the line, keeps t
   t.throws(() => Store.open(dir), /journal\.log line 2 .*damaged/)
   t.equal(fs.readFileSync(file, 'utf8'), text, 'the journal is left exactly as it was')
   t.notOk(fs.existsSync(path.join(dir, 'state.json')), 'no snapshot was written from a partial replay')
+})
+
+t.test('an fsync still in flight at close never touches the descriptor afterwards', async (t) => {
+  const held: ((err: Error | null) => void)[] = []
+  const io: JournalIo = { ...fsJournalIo, fsyncAsync: (_fd, done) => void held.push(done) }
+  const logs: string[] = []
+  const a = Store.open(path.join(root, 'close-a'), { io, log: (m) => logs.push(m) })
+  a.commit([{ c: 'tasks', k: 'task-1', v: task('task-1', 'one') }])
+  const flushed = a.flush()
+  t.equal(held.length, 1, 'an fsync is in flight')
+  a.close() // fsyncs synchronously, then closes
+  await t.resolves(flushed, 'a waiter is settled by the fsync at close')
+  // The next store in this process may get the same descriptor number.
+  const b = Store.open(path.join(root, 'close-b'))
+  b.commit([{ c: 'tasks', k: 'task-2', v: task('task-2', 'two') }])
+  await b.flush()
+  for (const done of held.splice(0))
+    done(Object.assign(new Error('EBADF: bad file descriptor, fsync'), { code: 'EBADF' }))
+  await new Promise((r) => setImmediate(r))
+  t.same(logs, [], 'the late failure of the closed journal is ignored')
+  t.equal(b.get('tasks', 'task-2')?.title, 'two')
+  b.close()
+  const again = Store.open(path.join(root, 'close-b'))
+  t.equal(again.get('tasks', 'task-2')?.title, 'two', 'the other store journal is intact')
+  again.close()
+  const aa = Store.open(path.join(root, 'close-a'))
+  t.equal(aa.get('tasks', 'task-1')?.title, 'one', 'the closed store kept its write')
+  aa.close()
 })

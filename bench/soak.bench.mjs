@@ -1,0 +1,335 @@
+#!/usr/bin/env node
+// ag-server soak: a mixed workload (file/tree reads, log, search, workspace writes,
+// proposes, integrates, task claims; 8 reading and 8 writing clients) at concurrency 16 for a fixed duration against the
+// bundled server, and the same workload against a baseline build of an older commit, side
+// by side in one run. Reports per operation: throughput, p50/p99 in the first and the last
+// minute (target: last within 10% of first), the server's peak and final RSS (target: flat
+// after warm-up), and the file-read rate relative to the baseline (target: at least 5x).
+// The two servers run concurrently (see main), so the run takes `seconds`, not twice that.
+//   node bench/soak.bench.mjs [seconds] [--baseline REV|none]   (or SOAK_SECONDS=60 npm run bench soak)
+//   (default 300 s each; the baseline defaults to main before issue 14, built from a
+//   temporary `git worktree` of that commit with this checkout's node_modules)
+import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildSync } from 'esbuild'
+import { cpuMs, gitEnv as env, scratch } from './proc.mjs'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const bin = path.join(root, 'dist/ag-server.mjs')
+if (!fs.existsSync(bin)) {
+  console.error('soak bench: dist/ag-server.mjs missing (run npm run build)')
+  process.exit(1)
+}
+const args = process.argv.slice(2)
+const bi = args.indexOf('--baseline')
+const BASELINE = bi >= 0 ? args[bi + 1] : '07e2c4d' // main before issue 14
+const SECONDS = Number(
+  args.find((a, i) => /^[0-9]+$/.test(a) && args[i - 1] !== '--baseline') ?? process.env.SOAK_SECONDS ?? 300,
+)
+const CONCURRENCY = 16
+const WINDOW_S = Math.min(60, SECONDS / 3) // "first minute" / "last minute" (shorter in short runs)
+const FILES = 2000
+const COMMITS = 300
+const TASKS = 64
+
+const { tmp, children } = scratch('agwp-soak-')
+const fileName = (i) => `src/d${String(i % 40).padStart(2, '0')}/f${i}.txt`
+
+function buildSource() {
+  const src = path.join(tmp, 'src.git')
+  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', src], { env })
+  const data = (s) => `data ${Buffer.byteLength(s)}\n${s}\n`
+  const who = (t) => `author soak <soak@bench.invalid> ${t} +0000\ncommitter soak <soak@bench.invalid> ${t} +0000\n`
+  let t = 1_700_000_000
+  const parts = [`commit refs/heads/main\nmark :1\n${who(t)}${data('initial')}`]
+  for (let i = 0; i < FILES; i++)
+    parts.push(`M 100644 inline ${fileName(i)}\n${data(`file ${i}\n${'a line of soak text\n'.repeat(30)}`)}`)
+  for (let c = 2; c <= COMMITS; c++) {
+    t += 60
+    const f = (c * 7919) % FILES
+    parts.push(`commit refs/heads/main\nmark :${c}\n${who(t)}${data(`change ${c}`)}from :${c - 1}\n`)
+    parts.push(`M 100644 inline ${fileName(f)}\n${data(`file ${f} revision ${c}\n`)}`)
+  }
+  execFileSync('git', ['--git-dir', src, 'fast-import', '--quiet'], { env, input: parts.join('') })
+  return src
+}
+
+/** Bundle the server of an older commit from a temporary worktree (for the side-by-side run). */
+function buildBaseline(rev) {
+  const wt = path.join(tmp, 'baseline')
+  execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', '--quiet', wt, rev], { env, stdio: 'pipe' })
+  try {
+    const out = path.join(tmp, 'ag-server-baseline.mjs')
+    buildSync({
+      entryPoints: [path.join(wt, 'bin/ag-server.ts')],
+      outfile: out,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      nodePaths: [path.join(root, 'node_modules')],
+      banner: { js: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);" },
+      logLevel: 'error',
+    })
+    return out
+  } finally {
+    execFileSync('git', ['-C', root, 'worktree', 'remove', '--force', wt], { env, stdio: 'pipe' })
+  }
+}
+
+function rssKb(pid) {
+  try {
+    const m = /VmRSS:\s+([0-9]+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function serve(server, data) {
+  // SOAK_CPU_PROF=DIR: write each server's CPU profile there (open in Chrome DevTools).
+  const prof = process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : []
+  const child = spawn(
+    process.execPath,
+    [...prof, server, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env,
+    },
+  )
+  children.push(child)
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m) resolve({ child, url: m[1] })
+    })
+    child.on('exit', (code) => reject(new Error(`server exited ${code}`)))
+  })
+}
+
+async function setup(server, src, label) {
+  const data = path.join(tmp, `data-${label}`)
+  const cli = (...a) => execFileSync(process.execPath, [server, ...a], { encoding: 'utf8', env })
+  cli('init', data)
+  cli('repo', 'add', 'soak', '--from', src, '--data', data)
+  cli('policy', 'set', '--repo', 'soak', '--required-approvals', '0', '--data', data)
+  const mint = (principal, scopes, role) => {
+    const f = path.join(tmp, `${label}-${principal.replace(':', '-')}.tok`)
+    cli(
+      'token',
+      'mint',
+      '--principal',
+      principal,
+      '--scopes',
+      scopes,
+      '--repos',
+      'soak',
+      '--ttl',
+      '2h',
+      '--out',
+      f,
+      '--data',
+      data,
+    )
+    cli('role', 'set', '--repo', 'soak', '--principal', principal, '--role', role, '--data', data)
+    return fs.readFileSync(f, 'utf8').trim()
+  }
+  const agent = mint('agent:soak', 'read,workspace,propose,coordinate', 'contributor')
+  const human = mint('human:maint', 'read,integrate', 'maintainer')
+  const admin = fs.readFileSync(path.join(data, 'admin.token'), 'utf8').trim()
+  return { data, agent, human, admin }
+}
+
+// Half the clients read, half write, each drawing its next operation by weight: the
+// writers are the sustained load, the readers measure what reading costs under it (in a
+// single mixed loop, a slow integrate would hold back the reads of the same client).
+const READS = [
+  ['file read', 70],
+  ['tree read', 15],
+  ['log', 10],
+  ['search', 5],
+]
+const WRITES = [
+  ['workspace write', 50],
+  ['propose', 25],
+  ['integrate', 10],
+  ['claim', 15],
+]
+const OPS = [...READS, ...WRITES]
+
+async function soak(server, src, label) {
+  const { data, agent, human, admin } = await setup(server, src, label)
+  const { child, url } = await serve(server, data)
+  const call = async (token, method, p, body) => {
+    const r = await fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    })
+    const j = await r.json()
+    return { status: r.status, body: j }
+  }
+  const must = async (...a) => {
+    const r = await call(...a)
+    if (r.status >= 300) throw new Error(`${a[1]} ${a[2]}: ${r.status} ${JSON.stringify(r.body)}`)
+    return r.body
+  }
+  const tasks = []
+  for (let i = 0; i < TASKS; i++)
+    tasks.push((await must(admin, 'POST', '/admin/repos/soak/tasks', { title: `t${i}` })).id)
+  const rss = []
+  const sampler = setInterval(() => {
+    const v = rssKb(child.pid)
+    if (v) rss.push({ t: performance.now(), kb: v, cpu: cpuMs(child.pid) })
+  }, 500)
+  const samples = [] // { op, t, ms, ok }
+  const errors = new Map()
+  let seq = 0
+  let rnd = 12345
+  const rand = () => (rnd = (rnd * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
+  const pick = (mix) => {
+    let x = rand() * mix.reduce((a, [, w]) => a + w, 0)
+    for (const [op, w] of mix) if ((x -= w) < 0) return op
+    return mix[0][0]
+  }
+  const t0 = performance.now()
+  const cpu0 = cpuMs(child.pid)
+  const end = t0 + SECONDS * 1000
+  const worker = async (w) => {
+    const ws = (await must(agent, 'POST', '/repos/soak/workspaces', {})).id
+    const mix = w % 2 === 0 ? READS : WRITES
+    while (performance.now() < end) {
+      const op = pick(mix)
+      const i = seq++
+      const s = performance.now()
+      let r
+      if (op === 'file read')
+        r = await call(agent, 'GET', `/repos/soak/file?path=${encodeURIComponent(fileName((i * 31) % FILES))}`)
+      else if (op === 'tree read')
+        r = await call(agent, 'GET', `/repos/soak/tree?path=src/d${String(i % 40).padStart(2, '0')}`)
+      else if (op === 'log') r = await call(agent, 'GET', '/repos/soak/log?limit=50')
+      else if (op === 'search') r = await call(agent, 'GET', `/repos/soak/search?q=revision%20${i % 300}&limit=20`)
+      else if (op === 'workspace write')
+        r = await call(agent, 'PUT', `/workspaces/${ws}/files`, {
+          path: `w/${w}/f${i % 200}.txt`,
+          content: `write ${i}\n`,
+        })
+      else if (op === 'propose' || op === 'integrate') {
+        const pw = (await must(agent, 'POST', '/repos/soak/workspaces', {})).id
+        await must(agent, 'PUT', `/workspaces/${pw}/files`, {
+          path: `p/d${i % 64}/${label.replace(/\W+/g, '-')}-${i}.txt`,
+          content: `proposed ${i}\n`,
+        })
+        r = await call(agent, 'POST', `/workspaces/${pw}/proposals`, { title: `soak ${i}` })
+        if (op === 'integrate' && r.status === 201)
+          r = await call(human, 'POST', `/proposals/${r.body.id}/integrate`, { strategy: 'merge' })
+      } else {
+        r = await call(agent, 'POST', `/tasks/${tasks[i % TASKS]}/claim`, {})
+        if (r.status === 201) await call(agent, 'POST', `/runs/${r.body.run_id}/release`, { outcome: 'abandoned' })
+        else if (r.status === 409) r = { status: 200 } // lost a race for the task: an answer, not a failure
+      }
+      const ok = r.status < 300
+      if (!ok) errors.set(`${op} ${r.status}`, (errors.get(`${op} ${r.status}`) ?? 0) + 1)
+      samples.push({ op, t: s - t0, ms: performance.now() - s, ok })
+    }
+  }
+  await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)))
+  const elapsed = (performance.now() - t0) / 1000
+  const cpu = cpuMs(child.pid) - cpu0
+  // final RSS: after the load, once the server has had a few idle seconds
+  await new Promise((r) => setTimeout(r, 5000))
+  clearInterval(sampler)
+  const finalKb = rssKb(child.pid) ?? 0
+  child.kill('SIGTERM')
+  await new Promise((r) => child.once('exit', r))
+  const warm = rss.filter((x) => x.t - t0 >= WINDOW_S * 1000)
+  return {
+    label,
+    elapsed,
+    samples,
+    errors,
+    cpuPerRequest: cpu / samples.length,
+    cpuAt: (t) => (rss.find((x) => x.t - t0 >= t * 1000) ?? rss[rss.length - 1])?.cpu ?? NaN,
+    rss: {
+      peakMb: Math.max(...rss.map((x) => x.kb)) / 1024,
+      warmMb: (warm[0]?.kb ?? 0) / 1024,
+      peakAfterWarmMb: Math.max(0, ...warm.map((x) => x.kb)) / 1024,
+      finalMb: finalKb / 1024,
+    },
+  }
+}
+
+const pct = (xs, p) => {
+  if (xs.length === 0) return NaN
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
+}
+
+function report(run) {
+  const f = (n, w = 8, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-').padStart(w)
+  const first = (x) => x.t < WINDOW_S * 1000
+  const last = (x) => x.t >= (run.elapsed - WINDOW_S) * 1000
+  console.log(
+    `\n[${run.label}] ${run.elapsed.toFixed(0)} s at concurrency ${CONCURRENCY}; windows of ${WINDOW_S.toFixed(0)} s`,
+  )
+  console.log('operation          count    req/s  first p50  first p99   last p50   last p99  p50 drift')
+  const rows = {}
+  for (const [op] of OPS) {
+    const xs = run.samples.filter((x) => x.op === op)
+    const a = xs.filter(first).map((x) => x.ms)
+    const b = xs.filter(last).map((x) => x.ms)
+    const drift = (pct(b, 50) / pct(a, 50) - 1) * 100
+    rows[op] = { rps: xs.length / run.elapsed }
+    console.log(
+      `${op.padEnd(16)} ${String(xs.length).padStart(6)} ${f(xs.length / run.elapsed)} ${f(pct(a, 50), 10)} ${f(pct(a, 99), 10)} ${f(pct(b, 50), 10)} ${f(pct(b, 99), 10)} ${f(drift, 9)}%`,
+    )
+  }
+  const all = run.samples.length / run.elapsed
+  console.log(
+    `all              ${String(run.samples.length).padStart(6)} ${f(all)}   server CPU ${run.cpuPerRequest.toFixed(2)} ms/request (its own threads; git children not counted)`,
+  )
+  // Server CPU per request in the first and the last window: the drift figure that the
+  // rest of the machine's load barely moves (latency drift includes it).
+  const cpuFirst = (run.cpuAt(WINDOW_S) - run.cpuAt(0)) / run.samples.filter(first).length
+  const cpuLast = (run.cpuAt(run.elapsed) - run.cpuAt(run.elapsed - WINDOW_S)) / run.samples.filter(last).length
+  console.log(
+    `server CPU per request: first ${cpuFirst.toFixed(2)} ms, last ${cpuLast.toFixed(2)} ms (${f((cpuLast / cpuFirst - 1) * 100, 1)}%)`,
+  )
+  console.log(
+    `RSS MB: peak ${run.rss.peakMb.toFixed(1)}, after warm-up ${run.rss.warmMb.toFixed(1)}, peak after warm-up ${run.rss.peakAfterWarmMb.toFixed(1)}, final (5 s idle) ${run.rss.finalMb.toFixed(1)}`,
+  )
+  const errs = [...run.errors].map(([k, v]) => `${k}: ${v}`).join(', ')
+  console.log(`errors: ${errs || 'none'}`)
+  return rows
+}
+
+async function main() {
+  const src = buildSource()
+  console.log(
+    `ag-server soak: ${FILES} files / ${COMMITS} commits, ${SECONDS} s per server, concurrency ${CONCURRENCY}, node ${process.version}, ${os.cpus().length} cpu`,
+  )
+  // Both servers run at the same time, each under its own 16 clients: whatever else the
+  // machine is doing weighs on both alike, so the ratio compares the servers.
+  const base = BASELINE !== 'none' ? buildBaseline(BASELINE) : undefined
+  const results = await Promise.all([
+    ...(base ? [soak(base, src, `baseline ${BASELINE}`)] : []),
+    soak(bin, src, 'current'),
+  ])
+  const runs = results.map(report)
+  if (runs.length === 2) {
+    const ratio = runs[1]['file read'].rps / runs[0]['file read'].rps
+    console.log(
+      `\nfile reads under load: ${ratio.toFixed(2)}x the baseline (target 5x): ${ratio >= 5 ? 'PASS' : 'FAIL'}`,
+    )
+  }
+}
+
+main().catch((e) => {
+  console.error(`soak bench failed: ${e.stack ?? e.message}`)
+  process.exitCode = 1
+})

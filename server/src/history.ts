@@ -1,0 +1,173 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Repo } from './repos.ts'
+
+// `git log` without a path, in process: the same revision walk git does by default (a
+// queue ordered by committer date, newest first, a commit inserted after those with the
+// same date, parents in order, each commit once), over commits read through the
+// repository's cat-file process and cached. It declines (undefined) whenever git could
+// answer differently: a commit with a non-UTF-8 encoding header, replace refs, grafts or
+// a shallow repository; the caller then asks git.
+
+export interface Ident {
+  name: string
+  email: string
+  /** seconds since the epoch */
+  time: number
+}
+
+export interface CommitInfo {
+  id: string
+  tree: string
+  parents: string[]
+  author: Ident
+  committer: Ident
+  /** as git log's %s: the first paragraph, lines right-trimmed and joined with spaces */
+  subject: string
+}
+
+function parseIdent(s: string): Ident | undefined {
+  const lt = s.indexOf('<')
+  const gt = s.lastIndexOf('>')
+  if (lt < 0 || gt < lt) return undefined
+  const when =
+    s
+      .slice(gt + 1)
+      .trim()
+      .split(' ')[0] ?? ''
+  if (!/^[0-9]{1,15}$/.test(when)) return undefined
+  return { name: s.slice(0, lt).replace(/ +$/, ''), email: s.slice(lt + 1, gt), time: Number(when) }
+}
+
+const rtrim = (s: string): string => s.replace(/[ \t\n\v\f\r]+$/, '')
+
+export function subjectOf(message: string): string {
+  const lines = message.split('\n')
+  let i = 0
+  while (i < lines.length && rtrim(lines[i] as string) === '') i++
+  const out: string[] = []
+  for (; i < lines.length; i++) {
+    const l = rtrim(lines[i] as string)
+    if (l === '') break
+    out.push(l)
+  }
+  return out.join(' ')
+}
+
+/** A commit object's fields, or undefined when git would present it differently (encoding). */
+export function parseCommit(id: string, body: Buffer): CommitInfo | undefined {
+  const text = body.toString('utf8')
+  const end = text.indexOf('\n\n')
+  const head = end < 0 ? text : text.slice(0, end)
+  const message = end < 0 ? '' : text.slice(end + 2)
+  let tree = ''
+  const parents: string[] = []
+  let author: Ident | undefined
+  let committer: Ident | undefined
+  for (const line of head.split('\n')) {
+    if (line.startsWith('tree ')) tree = line.slice(5)
+    else if (line.startsWith('parent ')) parents.push(line.slice(7))
+    else if (line.startsWith('author ')) author = parseIdent(line.slice(7))
+    else if (line.startsWith('committer ')) committer = parseIdent(line.slice(10))
+    else if (line.startsWith('encoding ') && !/^encoding utf-?8$/i.test(line)) return undefined
+  }
+  if (!tree || !author || !committer) return undefined
+  return { id, tree, parents, author, committer, subject: subjectOf(message) }
+}
+
+/** True when nothing can make git's history differ from the commit objects themselves. */
+function plainHistory(gitDir: string): boolean {
+  if (fs.existsSync(path.join(gitDir, 'shallow')) || fs.existsSync(path.join(gitDir, 'info', 'grafts'))) return false
+  try {
+    if (fs.readdirSync(path.join(gitDir, 'refs', 'replace')).length > 0) return false
+  } catch {
+    // no refs/replace directory
+  }
+  try {
+    if (fs.readFileSync(path.join(gitDir, 'packed-refs'), 'utf8').includes(' refs/replace/')) return false
+  } catch {
+    // no packed-refs
+  }
+  return true
+}
+
+/** Commits `skip` to `skip + count` of `git log <start>` (fewer at the end of history). */
+export async function walkLog(
+  repo: Repo,
+  start: string,
+  skip: number,
+  count: number,
+): Promise<CommitInfo[] | undefined> {
+  if (!plainHistory(repo.gitDir)) return undefined
+  const first = await repo.commitInfo(start)
+  if (!first) return undefined
+  const queue: CommitInfo[] = [first]
+  const seen = new Set<string>([start])
+  const out: CommitInfo[] = []
+  for (let index = 0; queue.length > 0 && out.length < count; index++) {
+    const c = queue.shift() as CommitInfo
+    if (index >= skip) out.push(c)
+    const fresh = c.parents.filter((p) => !seen.has(p))
+    for (const p of fresh) seen.add(p)
+    const infos = await Promise.all(fresh.map((p) => repo.commitInfo(p)))
+    for (const info of infos) {
+      if (!info) return undefined
+      // after every queued commit with the same or a newer date (git's insert_by_date)
+      let at = queue.findIndex((q) => q.committer.time < info.committer.time)
+      if (at < 0) at = queue.length
+      queue.splice(at, 0, info)
+    }
+  }
+  return out
+}
+
+const P1 = 1
+const P2 = 2
+const STALE = 4
+
+/**
+ * `git merge-base a b` in process, by git's own algorithm (paint down to common from both
+ * sides in committer-date order, a commit reached from both is a result and stales its
+ * ancestors). Answers only when exactly one candidate remains; undefined (ask git) when
+ * there are several (criss-cross merges: git then filters and picks one) or the walk
+ * declines. null: no common history.
+ */
+export async function mergeBase(repo: Repo, a: string, b: string): Promise<string | null | undefined> {
+  if (a === b) return a
+  if (!plainHistory(repo.gitDir)) return undefined
+  const flags = new Map<string, number>()
+  const queue: CommitInfo[] = []
+  const insert = (c: CommitInfo): void => {
+    let at = queue.findIndex((q) => q.committer.time < c.committer.time)
+    if (at < 0) at = queue.length
+    queue.splice(at, 0, c)
+  }
+  const ca = await repo.commitInfo(a)
+  const cb = await repo.commitInfo(b)
+  if (!ca || !cb) return undefined
+  flags.set(a, P1)
+  flags.set(b, P2)
+  insert(ca)
+  insert(cb)
+  const result: string[] = []
+  while (queue.some((q) => ((flags.get(q.id) ?? 0) & STALE) === 0)) {
+    const c = queue.shift() as CommitInfo
+    let f = (flags.get(c.id) ?? 0) & (P1 | P2 | STALE)
+    if (f === (P1 | P2)) {
+      if (!result.includes(c.id)) result.push(c.id)
+      f |= STALE
+    }
+    for (const p of c.parents) {
+      const pf = flags.get(p) ?? 0
+      if ((pf & f) === f) continue
+      const info = await repo.commitInfo(p)
+      if (!info) return undefined
+      flags.set(p, pf | f)
+      insert(info)
+    }
+  }
+  if (result.length === 0) return null
+  // git keeps the results not reached (staled) from another result; with one, that is it
+  const live = result.filter((id) => ((flags.get(id) ?? 0) & STALE) === 0)
+  return live.length === 1 ? live[0] : undefined
+}
