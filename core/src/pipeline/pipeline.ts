@@ -27,6 +27,8 @@ import type { RenderEnv } from './render.ts'
 import { matchTemplate } from './uri-template.ts'
 import { describeErrors, loadValidators } from './validation.ts'
 
+/** An error code shown as is in a trusted line: a short lowercase identifier (`not_found`). */
+const PLAIN_CODE = /^(?=.{1,24}$)[a-z]+(?:_[a-z]+)*$/
 export interface PipelineOptions {
   identity: ServerIdentity
   instructions: string
@@ -123,10 +125,18 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         // Only a failure the upstream answered is worded as the upstream's; the rest are the plugin's own.
         const who =
           e.origin === 'upstream'
-            ? `the upstream answered${e.status !== undefined ? ` ${e.status}` : ''}`
+            ? `the upstream answered${typeof e.status === 'number' ? ` ${e.status}` : ''}`
             : `the ${tool.plugin} plugin reported`
-        const retry = e.retryAfterS !== undefined ? ` Retry after ${e.retryAfterS} s.` : ''
-        return renderError(tool, `failed: ${who} ${e.code}.${retry} Its message, quoted:`, e.message, env)
+        const retry = typeof e.retryAfterS === 'number' ? ` Retry after ${e.retryAfterS} s.` : ''
+        // The code may come from the upstream: named in the trusted line only when it is a plain
+        // error code; anything else travels with the quoted message.
+        const plain = PLAIN_CODE.test(e.code)
+        return renderError(
+          tool,
+          `failed: ${who} ${plain ? e.code : 'an unrecognised error code'}.${retry} Its message, quoted:`,
+          plain ? e.message : `code ${JSON.stringify(e.code)}: ${e.message}`,
+          env,
+        )
       }
       if (opts.signal.aborted) throw e
       o.log.error('handler threw', { tool: tool.name, error: e instanceof Error ? e.message : String(e) })
@@ -144,7 +154,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         env,
       )
     }
-    return renderSuccess(tool, data, env)
+    return renderSuccess(tool, data, env, opts.structured)
   }
 
   async function call(name: string, args: unknown, opts: CallOptions): Promise<CallOutcome> {
