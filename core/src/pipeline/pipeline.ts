@@ -20,7 +20,7 @@ import { disabledToolMessage } from '../policy/groups.ts'
 import type { Scrubber } from '../safety/scrub.ts'
 import { sanitizeText } from '../safety/sanitize.ts'
 import type { LoadedPlugin, PluginSet } from './plugins.ts'
-import { checkCallPolicy } from './policy-check.ts'
+import { checkCallPolicy, scopeRepoFields } from './policy-check.ts'
 import type { CallPolicy } from './policy-check.ts'
 import { renderError, renderSuccess } from './render.ts'
 import type { RenderEnv } from './render.ts'
@@ -154,6 +154,8 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         env,
       )
     }
+    if (tool.repoFields !== undefined && o.policy.repoGlobs.length > 0)
+      data = await scopeRepoFields(o.policy.repoGlobs, tool.repoFields, data)
     return renderSuccess(tool, data, env, opts.structured)
   }
 
