@@ -18,7 +18,7 @@ import type { ServerInfo, Logger, ToolContext, ToolSpec } from '../plugin-api.ts
 import { isPluginFailure } from '../plugin-api.ts'
 import { disabledToolMessage } from '../policy/groups.ts'
 import type { Scrubber } from '../safety/scrub.ts'
-import { sanitizeText } from '../safety/sanitize.ts'
+import { sanitizeText, unescapeName } from '../safety/sanitize.ts'
 import type { LoadedPlugin, PluginSet } from './plugins.ts'
 import { checkCallPolicy, scopeRepoFields } from './policy-check.ts'
 import type { CallPolicy } from './policy-check.ts'
@@ -91,7 +91,9 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         env,
       )
     }
-    const argv = args as Record<string, unknown>
+    // A name ag-mcp showed escaped (a file whose name holds a hidden or control character)
+    // is taken back as the real name, before any policy check sees it.
+    const argv = unescapeNameArgs(args as Record<string, unknown>)
     const loaded = await o.plugins.get(tool.plugin).catch((e: unknown) => e)
     if (isPluginFailure(loaded)) return renderError(tool, `not sent: ${loaded.message}`, undefined, env)
     if (loaded instanceof Error || !loaded || typeof loaded !== 'object') {
@@ -289,4 +291,25 @@ function resourceContents(uri: string, mimeType: string, outcome: CallOutcome): 
 function clip(s: string, scrubber: Scrubber): string {
   const t = scrubber.scrub(sanitizeText(s).text)
   return t.length > 80 ? `${t.slice(0, 80)}…` : t
+}
+
+/** Arguments that name files: where an escaped name (`\u{202e}`) from a listing comes back. */
+const NAME_ARGS = ['path', 'paths', 'from', 'to'] as const
+
+function unescapeNameArgs(args: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined
+  for (const k of NAME_ARGS) {
+    const v = args[k]
+    const back =
+      typeof v === 'string'
+        ? unescapeName(v)
+        : Array.isArray(v)
+          ? v.map((x: unknown) => (typeof x === 'string' ? unescapeName(x) : x))
+          : v
+    if (typeof v === 'string' ? back !== v : Array.isArray(v) && (back as unknown[]).some((x, i) => x !== v[i])) {
+      out ??= { ...args }
+      out[k] = back
+    }
+  }
+  return out ?? args
 }
