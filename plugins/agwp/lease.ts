@@ -18,8 +18,9 @@ interface Lease {
 
 const MAX_PAGES = 5
 
+/** A value from the call or the upstream in ag-mcp's trusted refusal line: quoted, as data. */
 const safe = (s: unknown): string =>
-  typeof s === 'string' && /^[A-Za-z0-9_.:#/*@+-]{1,200}$/.test(s) ? s : '(not shown)'
+  typeof s === 'string' && /^[A-Za-z0-9_.:#/*@+-]{1,200}$/.test(s) ? JSON.stringify(s) : '(not shown)'
 
 export async function confirmLease(q: LeaseCheck, ctx: AgwpContext): Promise<LeaseVerdict> {
   try {

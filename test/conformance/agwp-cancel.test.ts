@@ -151,21 +151,21 @@ t.test('--require-lease against the real server: the run must hold a lease cover
   t.notOk((await write('lib/a.ts', { run_id: runId, lease_id: lease })).isError, "covered by the run's lease: written")
   t.match(
     (await write('README.md', { run_id: runId, lease_id: lease })).text,
-    /refused by --require-lease: lease lease-\d+ does not cover 1 of the written paths, e.g. README.md/,
+    /refused by --require-lease: lease "lease-\d+" does not cover 1 of the written paths, e.g. "README.md"/,
   )
   t.match(
     (await write('lib/b.ts', { lease_id: lease })).text,
-    /refused by --require-lease: lease lease-\d+ is held by agent:alice#run-\d+; pass the run_id/,
+    /refused by --require-lease: lease "lease-\d+" is held by "agent:alice#run-\d+"; pass the run_id/,
   )
   t.match(
     (await c.call('file_move', { workspace: ws, from: 'lib/a.ts', to: 'docs/a.ts', run_id: runId, lease_id: lease }))
       .text,
-    /refused by --require-lease: .*does not cover 1 of the written paths, e\.g\. docs\/a\.ts/,
+    /refused by --require-lease: .*does not cover 1 of the written paths, e\.g\. "docs\/a\.ts"/,
   )
   t.notOk((await c.call('run_release', { run_id: runId, outcome: 'abandoned' })).isError)
   t.match(
     (await write('lib/c.ts', { run_id: runId, lease_id: lease })).text,
-    /refused by --require-lease: lease lease-\d+ is not live/,
+    /refused by --require-lease: lease "lease-\d+" is not live/,
     "a released run's lease no longer counts",
   )
   const files = (await c.call('workspace_status', { workspace: ws })).structured?.['changes'] as { path: string }[]

@@ -161,6 +161,23 @@ t.test('without --repo, repo stays optional and no AGWP-Repo is sent', async (t)
   p.assertValid(t)
 })
 
+t.test('whoami under --repo demo: only demo, not the other repositories and roles', async (t) => {
+  const p = mcp(t, proxy.url, writeTokenFile(dir, 'alice-whoami', TOKEN), ['--repo', 'demo'])
+  processes.push(p)
+  const c = await client(p, '2026-07-28')
+  const r = await c.call('whoami')
+  t.notOk(r.isError, r.text.slice(0, 200))
+  t.same(r.structured?.['roles'], { demo: 'contributor' }, 'roles of demo only')
+  t.same(r.structured?.['repos'], ['demo'], 'repositories: demo only')
+  t.notOk(/\bother\b/.test(r.text), 'the text does not name the other repository')
+  t.equal((await p.close()).code, 0)
+  const q = mcp(t, proxy.url, writeTokenFile(dir, 'alice-all', TOKEN))
+  processes.push(q)
+  const all = await (await client(q, '2026-07-28')).call('whoami')
+  t.same(all.structured?.['roles'], { demo: 'contributor', other: 'contributor' }, 'without --repo, both')
+  t.equal((await q.close()).code, 0)
+})
+
 t.test('no process printed the token', async (t) => {
   for (const p of processes) {
     await p.exited

@@ -47,6 +47,9 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
         if (arg !== undefined && !(arg in tool.input.properties))
           problems.push(`${at}: "${arg}" is named for policy but is not an input property`)
       }
+      for (const field of tool.repoFields ?? []) {
+        if (!(field in tool.output.properties)) problems.push(`${at}: repoField "${field}" is not an output property`)
+      }
       if (tool.textField !== undefined && !(tool.textField in tool.output.properties)) {
         problems.push(`${at}: textField "${tool.textField}" is not an output property`)
       }

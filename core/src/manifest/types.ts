@@ -24,6 +24,8 @@ export interface ToolManifest {
   output: ObjectSchema
   dataKind: string
   textField?: string
+  /** Top-level output fields naming repositories (a list, or an object keyed by name): filtered to --repo. */
+  repoFields?: string[]
   repoArg?: string
   writePathArgs?: string[]
   /** Names a source (a workspace) whose changed paths the tool writes: checked through Plugin.writtenPaths. */

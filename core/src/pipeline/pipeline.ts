@@ -18,15 +18,17 @@ import type { ServerInfo, Logger, ToolContext, ToolSpec } from '../plugin-api.ts
 import { isPluginFailure } from '../plugin-api.ts'
 import { disabledToolMessage } from '../policy/groups.ts'
 import type { Scrubber } from '../safety/scrub.ts'
-import { sanitizeText } from '../safety/sanitize.ts'
+import { sanitizeText, unescapeName } from '../safety/sanitize.ts'
 import type { LoadedPlugin, PluginSet } from './plugins.ts'
-import { checkCallPolicy } from './policy-check.ts'
+import { checkCallPolicy, scopeRepoFields } from './policy-check.ts'
 import type { CallPolicy } from './policy-check.ts'
 import { renderError, renderSuccess } from './render.ts'
 import type { RenderEnv } from './render.ts'
 import { matchTemplate } from './uri-template.ts'
 import { describeErrors, loadValidators } from './validation.ts'
 
+/** An error code shown as is in a trusted line: a short lowercase identifier (`not_found`). */
+const PLAIN_CODE = /^(?=.{1,24}$)[a-z]+(?:_[a-z]+)*$/
 export interface PipelineOptions {
   identity: ServerIdentity
   instructions: string
@@ -89,7 +91,9 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         env,
       )
     }
-    const argv = args as Record<string, unknown>
+    // A name ag-mcp showed escaped (a file whose name holds a hidden or control character)
+    // is taken back as the real name, before any policy check sees it.
+    const argv = unescapeNameArgs(args as Record<string, unknown>)
     const loaded = await o.plugins.get(tool.plugin).catch((e: unknown) => e)
     if (isPluginFailure(loaded)) return renderError(tool, `not sent: ${loaded.message}`, undefined, env)
     if (loaded instanceof Error || !loaded || typeof loaded !== 'object') {
@@ -123,10 +127,18 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         // Only a failure the upstream answered is worded as the upstream's; the rest are the plugin's own.
         const who =
           e.origin === 'upstream'
-            ? `the upstream answered${e.status !== undefined ? ` ${e.status}` : ''}`
+            ? `the upstream answered${typeof e.status === 'number' ? ` ${e.status}` : ''}`
             : `the ${tool.plugin} plugin reported`
-        const retry = e.retryAfterS !== undefined ? ` Retry after ${e.retryAfterS} s.` : ''
-        return renderError(tool, `failed: ${who} ${e.code}.${retry} Its message, quoted:`, e.message, env)
+        const retry = typeof e.retryAfterS === 'number' ? ` Retry after ${e.retryAfterS} s.` : ''
+        // The code may come from the upstream: named in the trusted line only when it is a plain
+        // error code; anything else travels with the quoted message.
+        const plain = PLAIN_CODE.test(e.code)
+        return renderError(
+          tool,
+          `failed: ${who} ${plain ? e.code : 'an unrecognised error code'}.${retry} Its message, quoted:`,
+          plain ? e.message : `code ${JSON.stringify(e.code)}: ${e.message}`,
+          env,
+        )
       }
       if (opts.signal.aborted) throw e
       o.log.error('handler threw', { tool: tool.name, error: e instanceof Error ? e.message : String(e) })
@@ -144,7 +156,9 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         env,
       )
     }
-    return renderSuccess(tool, data, env)
+    if (tool.repoFields !== undefined && o.policy.repoGlobs.length > 0)
+      data = await scopeRepoFields(o.policy.repoGlobs, tool.repoFields, data)
+    return renderSuccess(tool, data, env, opts.structured)
   }
 
   async function call(name: string, args: unknown, opts: CallOptions): Promise<CallOutcome> {
@@ -277,4 +291,25 @@ function resourceContents(uri: string, mimeType: string, outcome: CallOutcome): 
 function clip(s: string, scrubber: Scrubber): string {
   const t = scrubber.scrub(sanitizeText(s).text)
   return t.length > 80 ? `${t.slice(0, 80)}…` : t
+}
+
+/** Arguments that name files: where an escaped name (`\u{202e}`) from a listing comes back. */
+const NAME_ARGS = ['path', 'paths', 'from', 'to'] as const
+
+function unescapeNameArgs(args: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined
+  for (const k of NAME_ARGS) {
+    const v = args[k]
+    const back =
+      typeof v === 'string'
+        ? unescapeName(v)
+        : Array.isArray(v)
+          ? v.map((x: unknown) => (typeof x === 'string' ? unescapeName(x) : x))
+          : v
+    if (typeof v === 'string' ? back !== v : Array.isArray(v) && (back as unknown[]).some((x, i) => x !== v[i])) {
+      out ??= { ...args }
+      out[k] = back
+    }
+  }
+  return out ?? args
 }

@@ -166,3 +166,30 @@ async function checkSourceWrites(
     value: w.value,
   }
 }
+
+/**
+ * Under --repo, the output fields a tool declares as naming repositories (`repoFields`: an
+ * array of names, or an object keyed by name) keep only the allowed repositories, so a call
+ * does not reveal the others the credential reaches (whoami's repositories and roles). A `*`
+ * (every repository) names none and stays.
+ */
+export async function scopeRepoFields(
+  repoGlobs: readonly string[],
+  fields: readonly string[],
+  data: unknown,
+): Promise<unknown> {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data
+  pathsModule ??= import('../policy/paths.ts')
+  const paths = await pathsModule
+  const matcher = await matcherFor(paths, repoGlobs)
+  const allowed = (name: unknown): boolean =>
+    name === '*' || (typeof name === 'string' && paths.checkRepo(name, matcher).ok)
+  const out: Record<string, unknown> = { ...(data as Record<string, unknown>) }
+  for (const f of fields) {
+    const v = out[f]
+    if (Array.isArray(v)) out[f] = v.filter(allowed)
+    else if (typeof v === 'object' && v !== null)
+      out[f] = Object.fromEntries(Object.entries(v).filter(([k]) => allowed(k)))
+  }
+  return out
+}

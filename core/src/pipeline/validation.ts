@@ -23,13 +23,18 @@ export function loadValidators(): Promise<ToolValidators> {
 }
 
 /** One readable line per violated rule, naming the field, so a model can correct its call. */
+function clipName(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s
+}
+
 export function describeErrors(errors: readonly ValidationError[] | null | undefined): string[] {
   const out: string[] = []
   for (const e of errors ?? []) {
     const at = e.instancePath === '' ? 'arguments' : e.instancePath.slice(1).replace(/\//g, '.')
     if (e.keyword === 'required') out.push(`${at}: missing required field "${String(e.params['missingProperty'])}"`)
     else if (e.keyword === 'additionalProperties')
-      out.push(`${at}: unknown field "${String(e.params['additionalProperty'])}"`)
+      // the name is the model's own: quoted as JSON (it cannot close its quotes) and short
+      out.push(`${at}: unknown field ${JSON.stringify(clipName(String(e.params['additionalProperty'])))}`)
     else if (e.keyword === 'enum') out.push(`${at}: must be one of ${JSON.stringify(e.params['allowedValues'])}`)
     else out.push(`${at}: ${e.message ?? e.keyword}`)
   }

@@ -122,7 +122,7 @@ export function checkWritePaths(paths: string[], matcher: PathMatcher | undefine
         ok: false,
         rule: 'write-path',
         value: echo(n.path),
-        reason: `"${echo(n.path)}" matches no --write-path glob.`,
+        reason: 'the path matches no --write-path glob.', // the path itself is quoted apart, as data
       }
     }
     out.push(n.path)

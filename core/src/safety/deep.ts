@@ -11,27 +11,29 @@ export interface DeepMapResult {
 }
 
 /**
- * Returns `value` with `fn` applied to every string and every object key. The input is never
+ * Returns `value` with `fn` applied to every string and every object key; a string value comes
+ * with the key it is held under (an array's items with the array's). The input is never
  * mutated; a subtree in which nothing changed is returned as is (shared, not copied), so clean
  * data, the common case, costs one walk and no allocation. When two keys map to the same string,
  * a key that `fn` left unchanged wins over a changed one (so `{"path": a, "path\u200b": b}`
  * keeps `a`), otherwise the first in order wins; the loser is dropped and counted.
  * Throws a TypeError on nesting deeper than MAX_DEPTH (which a cycle always reaches).
  */
-export function mapStringsDeep(value: unknown, fn: (s: string) => string): DeepMapResult {
+export function mapStringsDeep(value: unknown, fn: (s: string, key?: string) => string): DeepMapResult {
   let droppedKeys = 0
 
   // No set of visited objects: a cycle is an endless nesting and hits MAX_DEPTH, and skipping
   // the bookkeeping matters (this runs on every string of every result).
-  const walk = (v: unknown, depth: number): unknown => {
-    if (typeof v === 'string') return fn(v)
+  // `at`: the property a value is held under (array items inherit their array's), for `fn`.
+  const walk = (v: unknown, depth: number, at?: string): unknown => {
+    if (typeof v === 'string') return fn(v, at)
     if (typeof v !== 'object' || v === null) return v
     if (depth >= MAX_DEPTH) throw new TypeError(`value nested deeper than ${MAX_DEPTH} levels (or cyclic)`)
     if (Array.isArray(v)) {
       let copy: unknown[] | undefined
       for (let i = 0; i < v.length; i++) {
         const item: unknown = v[i]
-        const mapped = walk(item, depth + 1)
+        const mapped = walk(item, depth + 1, at)
         if (copy) copy.push(mapped)
         else if (mapped !== item) {
           copy = v.slice(0, i)
@@ -48,7 +50,7 @@ export function mapStringsDeep(value: unknown, fn: (s: string) => string): DeepM
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as string
       const mk = fn(key)
-      const item = walk(src[key], depth + 1)
+      const item = walk(src[key], depth + 1, key)
       if (!mappedKeys || !items) {
         if (mk === key && item === src[key]) continue
         mappedKeys = keys.slice(0, i)

@@ -238,13 +238,66 @@ function sanitizeFrom(s: string, first: number): SanitizeResult {
 }
 
 /**
+ * Object keys whose string values name files (or repositories): a hidden or control character
+ * there is not removed but escaped as `\u{…}` (and counted), so the name shown is one the
+ * tools accept back (unescapeName) instead of a cleaned name that does not exist.
+ */
+export const NAME_KEYS: ReadonlySet<string> = new Set(['path', 'old_path', 'name', 'paths', 'from', 'to'])
+
+const ESCAPED = /\\u\{([0-9a-fA-F]{1,6})\}/g
+
+/**
+ * A name with every code point sanitize would remove, TAB, LF and the backslash itself written
+ * as `\u{hex}`: visible, one line, and reversible by unescapeName.
+ */
+export function escapeName(s: string): SanitizeResult {
+  if (firstCandidate(s, 0) < 0 && !/[\\\t\n]/.test(s)) return { text: s, removed: 0 }
+  const t = table()
+  let out = ''
+  let escaped = 0
+  for (let i = 0; i < s.length; ) {
+    const c = s.charCodeAt(i)
+    const d = s.charCodeAt(i + 1)
+    const pair = c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff
+    const units = pair ? 2 : 1
+    const cp = pair ? (s.codePointAt(i) as number) : c
+    let hide = c === 0x5c || c === 0x09 || c === LF
+    if (!hide && pair) {
+      IGNORABLE_AT.lastIndex = i
+      hide = IGNORABLE_AT.test(s)
+    } else if (!hide) hide = t[c] === 1
+    if (hide) {
+      out += `\\u{${cp.toString(16)}}`
+      if (c !== 0x5c) escaped++
+    } else out += s.slice(i, i + units)
+    i += units
+  }
+  return { text: out, removed: escaped }
+}
+
+/** The name escapeName showed, back as it is (a string without escapes is returned as is). */
+export function unescapeName(s: string): string {
+  if (!s.includes('\\u{')) return s
+  return s.replace(ESCAPED, (m, hex: string) => {
+    const cp = Number.parseInt(hex, 16)
+    return cp <= 0x10ffff ? String.fromCodePoint(cp) : m
+  })
+}
+
+/**
  * Sanitizes every string and object key of a JSON-like value into a new value (the input is not
- * mutated). `removed` also counts object entries dropped because their sanitized key collided
- * with another key (the key that needed no sanitizing wins).
+ * mutated); strings held under a NAME_KEYS key are escaped instead (escapeName). `removed` also
+ * counts object entries dropped because their sanitized key collided with another key (the key
+ * that needed no sanitizing wins).
  */
 export function sanitizeDeep(value: unknown): { value: unknown; removed: number } {
   let removed = 0
-  const mapped = mapStringsDeep(value, (s) => {
+  const mapped = mapStringsDeep(value, (s, key) => {
+    if (key !== undefined && NAME_KEYS.has(key)) {
+      const r = escapeName(s)
+      removed += r.removed
+      return r.text
+    }
     const first = firstCandidate(s, 0)
     if (first < 0) return s // clean: no result object
     const r = sanitizeFrom(s, first)

@@ -577,6 +577,9 @@ Object {
           "principal": Object {
             "type": "string",
           },
+          "repos": Object {
+            "type": "array",
+          },
           "roles": Object {
             "type": "object",
           },

@@ -312,7 +312,7 @@ t.test('success: summary, fence, raw text field, structured copy; hostile conten
   const lines = r.text.split('\n')
   t.match(
     lines[0],
-    /^file_read: ok; \d+ bytes of file\.content data; 1 control or hidden character sequence\(s\) removed\./,
+    /^file_read: ok; \d+ bytes of file\.content data; 1 control or hidden character sequence\(s\) removed or escaped\./,
   )
   const id = /^<<<AGENTGIT-DATA ([0-9a-f]{32}) kind=file\.content>>>$/.exec(lines[1] ?? '')?.[1]
   t.ok(id, 'opening fence with a 128-bit id')

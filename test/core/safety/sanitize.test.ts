@@ -1,5 +1,5 @@
 import t from 'tap'
-import { sanitizeDeep, sanitizeText } from '../../../core/src/safety/sanitize.ts'
+import { escapeName, sanitizeDeep, sanitizeText, unescapeName } from '../../../core/src/safety/sanitize.ts'
 
 const ESC = '\x1b'
 
@@ -174,4 +174,37 @@ t.test('sanitizeDeep', async (t) => {
     { value: [{ s: 'a' }, { s: 'a' }], removed: 2 },
     'shared (acyclic) references are fine',
   )
+})
+
+t.test('names are escaped, not cleaned, and the escape comes back (issue 10)', async (t) => {
+  const cases: Array<[string, string, number]> = [
+    ['plain/name.txt', 'plain/name.txt', 0],
+    ['evil\u202egnp.txt', 'evil\\u{202e}gnp.txt', 1],
+    ['a\x1b[2Jb', 'a\\u{1b}[2Jb', 1],
+    ['tab\tand\nnewline', 'tab\\u{9}and\\u{a}newline', 2],
+    ['back\\slash', 'back\\u{5c}slash', 0],
+    ['tag\u{e0041}s', 'tag\\u{e0041}s', 1],
+    ['lone\ud800', 'lone\\u{d800}', 1],
+    ['emoji 😀 stays', 'emoji 😀 stays', 0],
+  ]
+  for (const [name, shown, count] of cases) {
+    t.same(escapeName(name), { text: shown, removed: count }, JSON.stringify(name))
+    t.equal(unescapeName(shown), name, `${shown} comes back`)
+  }
+  t.equal(
+    unescapeName('literal \\u{5c}u{41}'),
+    'literal \\u{41}',
+    'an escaped backslash keeps a literal escape literal',
+  )
+  t.equal(unescapeName('no escapes'), 'no escapes')
+  const deep = sanitizeDeep({
+    entries: [{ name: 'x\u200by', path: 'd/x\u200by', note: 'x\u200by' }],
+    paths: ['a\u202eb'],
+  })
+  t.same(
+    deep.value,
+    { entries: [{ name: 'x\\u{200b}y', path: 'd/x\\u{200b}y', note: 'xy' }], paths: ['a\\u{202e}b'] },
+    'under name keys escaped, elsewhere removed',
+  )
+  t.equal(deep.removed, 4)
 })

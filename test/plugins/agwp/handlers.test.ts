@@ -131,9 +131,9 @@ t.test('confirmLease: held by the run, covering every path', async (t) => {
   t.same(await q({}), { ok: true }, 'repository found through the workspace; src/ covers src/a.ts')
   t.match(await q({ paths: ['src/a.ts', 'README.md'] }), {
     ok: false,
-    reason: /does not cover 1 of the written paths, e.g. README.md/,
+    reason: /does not cover 1 of the written paths, e.g. "README.md"/,
   })
-  t.match(await q({ runId: 'run-3' }), { ok: false, reason: /not held by run run-3/ })
+  t.match(await q({ runId: 'run-3' }), { ok: false, reason: /not held by run "run-3"/ })
   t.match(await q({ leaseId: 'lease-404', repo: 'r' }), { ok: false, reason: /not live/ })
   t.same(
     await q({ leaseId: 'lease-2', runId: undefined, repo: 'r', paths: ['docs/x.md'] }),
@@ -143,7 +143,7 @@ t.test('confirmLease: held by the run, covering every path', async (t) => {
   t.match(await q({ runId: undefined, repo: 'r' }), { ok: false, reason: /pass the run_id/ })
   t.match(await q({ args: { workspace: 'ws-404' } }), {
     ok: false,
-    reason: /could not be confirmed: the upstream answered not_found \(404\)/,
+    reason: /could not be confirmed: the upstream answered "not_found" \(404\)/,
   })
 })
 
