@@ -1,6 +1,7 @@
 import t from 'tap'
 import path from 'node:path'
 import { fixture, contractErrors, sh } from './helpers.ts'
+import type { Json } from '../helpers/json.ts'
 
 const fx = await fixture({
   policy: { required_approvals: 1, require_provenance_for_agents: true, protected_branches: ['release/*'] },
@@ -14,7 +15,7 @@ async function propose(
   files: Record<string, string>,
   body: Record<string, unknown> = {},
   headers: Record<string, string> = {},
-): Promise<any> {
+): Promise<Json> {
   const ws = (await api(who, 'POST', '/repos/demo/workspaces', {}, headers)).body.id
   for (const [p, c] of Object.entries(files))
     await api(who, 'PUT', `/workspaces/${ws}/files`, { path: p, content: c }, headers)
@@ -22,7 +23,7 @@ async function propose(
   return { ...r.body, _status: r.status, _ws: ws }
 }
 
-const attach = (id: string): Promise<any> =>
+const attach = (id: string): Promise<Json> =>
   api('admin', 'POST', `/proposals/${id}/provenance`, { key_id: 'k1', signature: 'sig', statement: `head of ${id}` })
 
 t.test('a proposal is a real commit on refs/proposals/<id>', async (t) => {
