@@ -557,7 +557,7 @@ async function main() {
   )
   if (CPU_PROF) console.log(`   ag-mcp ran with --cpu-prof (figures include the profiler); profile in ${CPU_PROF}`)
 
-  const closed = await mcp.close()
+  const closed = /** @type {{ code: number | null, signal: string | null }} */ (await mcp.close())
   await relay.close()
   server.child.kill('SIGTERM')
   await new Promise((resolve) => {

@@ -179,6 +179,7 @@ for (const r of rows)
     `${pad(r.label, 22)}${pad(r.n, 6)}${pad(r.first.toFixed(2), 10)}${pad(r.p50.toFixed(2), 9)}${pad(r.p99.toFixed(2), 9)}${pad(r.git.toFixed(2), 10)}${r.bytes} B`,
   )
 const ts = rows[0]
+if (!ts) throw new Error('continuity.bench: no task_status figures')
 console.log(
   `task_status p50 ${ts.p50.toFixed(2)} ms (target < ${TARGET_MS} ms): ${ts.p50 < TARGET_MS ? 'PASS' : 'FAIL'}; ${ts.git.toFixed(2)} git processes per call (Agentpack: 6-9)`,
 )

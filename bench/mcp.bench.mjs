@@ -225,9 +225,9 @@ function quantile(xs, q) {
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b)
   const m = s.length >> 1
-  return s.length % 2
-    ? /** @type {number} */ (s[m])
-    : /** @type {number} */ ((s[m - 1]) + /** @type {number} */ (s[m])) / 2
+  const hi = /** @type {number} */ (s[m])
+  const lo = /** @type {number} */ (s[m - 1])
+  return s.length % 2 ? hi : (lo + hi) / 2
 }
 
 /** @type {string[]} */
@@ -489,6 +489,7 @@ const mib = (/** @type {number | undefined} */ b) => (b === undefined ? 'n/a' : 
 /** @param {any} s @param {(s: any) => string} f */
 const cell = (s, f) => (s?.error ? 'error' : f(s))
 console.log(`\n${pad('3-4. one process', 44)}${lpad('ag-mcp', 14)}${lpad('SDK v2', 14)}`)
+/** @type {[string, (s: any) => string, Record<'ag' | 'sdk', any>][]} */
 const rows = [
   [`tools/list pipelined (n=${PIPE_N})`, (s) => `${Math.round(s.pipelined.perSec).toLocaleString('en')}/s`, steady],
   ['peak RSS after (3)', (s) => mib(s.rssList), steady],

@@ -273,8 +273,8 @@ async function session(a, task, record) {
   const out = {
     name: a.name,
     task,
-    runId: undefined,
-    proposal: undefined,
+    runId: /** @type {string | undefined} */ (undefined),
+    proposal: /** @type {string | undefined} */ (undefined),
     files: /** @type {Record<string,string>} */ ({}),
   }
   const claim = await call('task_claim', { repo, task, ttl_s: 600 })

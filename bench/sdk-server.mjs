@@ -41,13 +41,17 @@ function dataResult(kind, data) {
 }
 
 function createServer() {
-  const server = new McpServer(
-    { name: 'ag-mcp-sdk', title: 'ag-mcp on the MCP SDK v2 (benchmark)', version: pkg.version },
-    {
-      capabilities: { tools: {}, resources: {}, prompts: {} },
-      instructions,
-      cacheHints: { 'tools/list': { ttlMs: 3_600_000, cacheScope: 'private' } },
-    },
+  // Typed loosely: the SDK v2 beta's overloads want results in its own branded shapes; this
+  // baseline server hands it plain objects, which it accepts at run time.
+  const server = /** @type {any} */ (
+    new McpServer(
+      { name: 'ag-mcp-sdk', title: 'ag-mcp on the MCP SDK v2 (benchmark)', version: pkg.version },
+      {
+        capabilities: { tools: {}, resources: {}, prompts: {} },
+        instructions,
+        cacheHints: { 'tools/list': { ttlMs: 3_600_000, cacheScope: 'private' } },
+      },
+    )
   )
   for (const m of groups) {
     for (const t of m.tools) {

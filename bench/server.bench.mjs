@@ -128,7 +128,8 @@ async function main() {
     )
     results.push(await measure('log (100 commits)', 300, 4, () => call('GET', '/repos/bench/log?limit=100')))
     const wss = []
-    for (let i = 0; i < 20; i++) wss.push((await call('POST', '/repos/bench/workspaces', {})).id)
+    for (let i = 0; i < 20; i++)
+      wss.push(/** @type {{ id: string }} */ (await call('POST', '/repos/bench/workspaces', {})).id)
     results.push(
       await measure('workspace write', 1000, 8, (i) =>
         call('PUT', `/workspaces/${wss[i % wss.length]}/files`, { path: `bench/w${i}.txt`, content: `write ${i}\n` }),
@@ -136,7 +137,7 @@ async function main() {
     )
     const pws = []
     for (let i = 0; i < 100; i++) {
-      const id = (await call('POST', '/repos/bench/workspaces', {})).id
+      const id = /** @type {{ id: string }} */ (await call('POST', '/repos/bench/workspaces', {})).id
       await call('PUT', `/workspaces/${id}/files`, { path: fileName(i), content: `proposed ${i}\n` })
       pws.push(id)
     }

@@ -15,10 +15,12 @@ import { inject } from 'postject'
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const outFlag = process.argv.indexOf('--out')
+const outArg = outFlag === -1 ? undefined : process.argv[outFlag + 1]
+if (outFlag !== -1 && outArg === undefined) throw new Error('build-exe: --out needs a path')
 const out = resolve(
   outFlag === -1
     ? join(root, 'dist', `ag-mcp-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`)
-    : process.argv[outFlag + 1],
+    : /** @type {string} */ (outArg),
 )
 
 const work = mkdtempSync(join(tmpdir(), 'ag-mcp-sea-'))

@@ -2,8 +2,8 @@
 // so it stays small: the plugins, the validators, minimatch and the yargs help are loaded on
 // first use (see README, "Start-up").
 import { LineReader } from './jsonrpc/lines.ts'
-import type { LineEvent } from './jsonrpc/lines.ts'
-import { readStdin } from './stdin.ts'
+import { readStdin } from './stdio/stdin.ts'
+import { StdioPump } from './stdio/pump.ts'
 import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
 import type { Config } from './config/config.ts'
@@ -150,20 +150,6 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
 
 /** At exit, how long log lines still queued for stderr may take to leave. */
 const LOG_FLUSH_MS = 1000
-/** Calls running at once beyond which no further request is read (see runLoop). */
-const MAX_IN_FLIGHT = 64
-/**
- * Requests dispatched per turn of the event loop. A quick call then completes before the next
- * ones start, so its objects die young; dispatching a whole 64 KiB read at once (~230 calls)
- * kept every one of them alive across scavenges, promoted to the old generation.
- */
-const PER_TURN = 8
-/**
- * Bytes of requests read and waiting in the reader beyond which stdin is paused: the bound on
- * what a pipelining client can make ag-mcp hold. Below it, reading goes on between turns (and
- * while calls wait, so that cancellations can be read).
- */
-const READ_AHEAD = 128 * 1024
 
 function runLoop(
   pipeline: ReturnType<typeof createPipeline>,
@@ -177,118 +163,37 @@ function runLoop(
     send: (line) => writer.write(line),
     pageSize: config.pageSize,
     listTtlMs: 3_600_000,
-    onCallSettled: () => {
-      if (throttled) {
-        throttled = false
-        later()
-      }
-    },
+    onCallSettled: () => pump.callSettled(),
     clean: (s) => scrubber.scrub(sanitizeText(s).text),
     onInternalError: (method, e) =>
       log.error('internal error', { method, error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
   })
-  // Requests read but not yet dispatched stay in the reader as bytes. Dispatch stops while
-  // stdout is blocked (the client is not reading our answers) or while MAX_IN_FLIGHT calls
-  // run, and reading stops past READ_AHEAD bytes: memory stays bounded however fast a client
-  // pipelines requests. Cancellations among the bytes read are taken out of order
-  // (server.cancelAhead), so a queued or running call can still be cancelled.
-  const reader = new LineReader(config.maxMessageBytes)
-  let throttled = false
-  let scheduled = false
-  let ended = false
-  let closing = false
-  let waiting = false
   let deadline: NodeJS.Timeout | undefined
   let done!: (code: number) => void
   const exited = new Promise<number>((resolve) => (done = resolve))
-
-  const finish = async (): Promise<void> => {
-    if (closing) return
-    closing = true
-    await server.drain()
-    if (deadline) clearTimeout(deadline)
-    // Every answer reaches the client; the log gets a moment more, but a host application that never reads
-    // stderr must not keep the process from exiting.
-    await Promise.all([
-      writer.idle(),
-      Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())]),
-    ])
-    done(0)
-  }
-  /** Pumps again on a later turn of the event loop. */
-  const later = (): void => {
-    if (scheduled) return
-    scheduled = true
-    setImmediate(() => {
-      scheduled = false
-      pump()
-    })
-  }
-  const hold = (): void => {
-    if (!input.paused) input.pause()
-  }
-  /**
-   * While requests wait, cancellations among the bytes read are taken out of order, and reading
-   * goes on up to READ_AHEAD bytes, unless the client is not reading our answers.
-   */
-  const waitWithCancels = (readMore: boolean): void => {
-    reader.takeAhead('notifications/cancelled', (line) => server.cancelAhead(line))
-    if (!readMore || reader.bufferedBytes > READ_AHEAD) hold()
-    else if (input.paused && !ended) input.resume()
-  }
-  const dispatch = (e: LineEvent): void => {
-    if (typeof e === 'string') server.handleLine(e)
-    else server.rejectOversize(e.id, e.bytes, config.maxMessageBytes)
-  }
-  const pump = (): void => {
-    for (let budget = PER_TURN; reader.buffered; budget--) {
-      if (writer.blocked) {
-        waitWithCancels(false)
-        if (!waiting) {
-          waiting = true
-          void writer.idle().then(() => {
-            waiting = false
-            pump()
-          })
-        }
-        return
-      }
-      if (server.inFlightCount >= MAX_IN_FLIGHT) {
-        throttled = true // onCallSettled pumps again
-        return waitWithCancels(true)
-      }
-      if (budget === 0) return later()
-      const e = reader.next()
-      if (e === undefined) break
-      dispatch(e)
-    }
-    if (ended) {
-      // At EOF: a last line without a newline, or an oversize line cut short by the end.
-      for (let e = reader.next(); e !== undefined; e = reader.next()) dispatch(e)
-      void finish()
-    } else if (input.paused) input.resume()
-  }
-  /** Stops reading. At EOF the last bytes count as a line; on SIGTERM a partial line does not. */
-  const stop = (eof: boolean): void => {
-    if (eof) reader.end()
-    if (ended) return
-    ended = true
-    input.pause()
-    pump()
-  }
-
-  const input = readStdin({
-    data: (bytes) => {
-      reader.push(bytes) // copied: the input buffer is reused
-      if (reader.bufferedBytes > READ_AHEAD) hold()
-      pump()
+  // Requests read but not yet dispatched stay in the reader as bytes; the pump (stdio/pump.ts)
+  // decides when to dispatch, read or hold, so memory stays bounded.
+  const pump = new StdioPump({
+    reader: new LineReader(config.maxMessageBytes),
+    writer,
+    server,
+    maxMessageBytes: config.maxMessageBytes,
+    later: (fn) => setImmediate(fn),
+    onDrained: () => {
+      if (deadline) clearTimeout(deadline)
+      // Every answer reaches the client; the log gets a moment more, but a host application that
+      // never reads stderr must not keep the process from exiting.
+      void Promise.all([
+        writer.idle(),
+        Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())]),
+      ]).then(() => done(0))
     },
-    end: () => stop(true),
   })
+  pump.connect(readStdin({ data: (bytes) => pump.data(bytes), end: () => pump.end(true) }))
   process.on('SIGTERM', () => {
     log.info('SIGTERM: finishing in-flight calls', { inFlight: server.inFlightCount })
     deadline ??= setTimeout(() => server.abortAll('shutting down'), config.shutdownTimeoutMs)
-    stop(false)
+    pump.end(false)
   })
   return exited
 }

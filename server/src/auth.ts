@@ -12,7 +12,7 @@ export const TOKEN_PREFIX = 'agwp_'
 export const hashToken = (t: string): string => crypto.createHash('sha256').update(t, 'utf8').digest('hex')
 
 export function mintToken(
-  store: Store,
+  _store: Store,
   principal: string,
   scopes: Scope[],
   repos: string[],

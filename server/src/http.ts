@@ -142,7 +142,7 @@ async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerRes
     )
     limiter.take(caller.token.id)
     const key = method === 'GET' ? undefined : checkKey(header(req, 'idempotency-key'))
-    let body: unknown = undefined
+    let body: unknown
     let raw: Buffer = Buffer.alloc(0)
     if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
       raw = await readBody(req, ctx.limits.maxBodyBytes)

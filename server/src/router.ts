@@ -53,7 +53,9 @@ export class Router {
         continue
       }
       const params: Record<string, string> = {}
-      r.keys.forEach((k, i) => (params[k] = decodeParam(m[i + 1] ?? '')))
+      r.keys.forEach((k, i) => {
+        params[k] = decodeParam(m[i + 1] ?? '')
+      })
       return { route: r, params }
     }
     return methodMismatch ? 'method' : undefined

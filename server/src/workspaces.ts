@@ -411,7 +411,10 @@ async function rebuild(
     else {
       const name = p.slice(0, slash)
       let list = nested.get(name)
-      if (!list) nested.set(name, (list = []))
+      if (!list) {
+        list = []
+        nested.set(name, list)
+      }
       list.push([p.slice(slash + 1), e])
     }
   }

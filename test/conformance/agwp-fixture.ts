@@ -17,6 +17,7 @@ import { fsckProblems } from '../server/helpers.ts'
 import { recordingServer } from '../helpers/recording-server.ts'
 import type { RecordingServer } from '../helpers/recording-server.ts'
 import type { McpProcess, Response } from '../helpers/mcp-process.ts'
+import type { Json } from '../helpers/json.ts'
 
 const GIT_ENV = {
   ...process.env,
@@ -60,7 +61,7 @@ export interface Fixture {
   /** A 0600 file holding the named principal's token. */
   tokenFile(who: string): string
   /** Calls AGWP directly (setup and checks), as the named principal. */
-  api(who: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: Record<string, any> }>
+  api(who: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: Record<string, Json> }>
   task(title: string, paths?: string[]): Promise<string>
   close(): Promise<void>
 }
@@ -107,7 +108,7 @@ export async function agwpFixture(opts: { rate?: number; burst?: number } = {}):
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     })
-    return { status: res.status, body: (await res.json()) as Record<string, any> }
+    return { status: res.status, body: (await res.json()) as Record<string, Json> }
   }
   return {
     dir,
@@ -182,7 +183,7 @@ export async function client(
 export interface CallResult {
   isError: boolean
   text: string
-  structured: Record<string, any> | undefined
+  structured: Record<string, Json> | undefined
 }
 
 export function toCallResult(r: Response): CallResult {
@@ -191,15 +192,15 @@ export function toCallResult(r: Response): CallResult {
   return {
     isError: res['isError'] === true,
     text: content.map((c) => c.text).join('\n'),
-    structured: res['structuredContent'] as Record<string, any> | undefined,
+    structured: res['structuredContent'] as Record<string, Json> | undefined,
   }
 }
 
 /** The JSON line inside the fence (for tools with no textField), parsed. */
-export function fencedJson(text: string): Record<string, any> {
+export function fencedJson(text: string): Record<string, Json> {
   const m = /<<<AGENTGIT-DATA ([0-9a-f]+) kind=[^>]*>>>\n([\s\S]*?)\n<<<END-AGENTGIT-DATA \1>>>/.exec(text)
   if (!m) throw new Error(`no fence in: ${text.slice(0, 300)}`)
-  return JSON.parse((m[2] ?? '').split('\n')[0] ?? '') as Record<string, any>
+  return JSON.parse((m[2] ?? '').split('\n')[0] ?? '') as Record<string, Json>
 }
 
 /** A recording HTTP listener (test/helpers/recording-server.ts) that answers at once. */

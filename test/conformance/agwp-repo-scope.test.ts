@@ -15,6 +15,7 @@ import { Store } from '../../server/src/store.ts'
 import { client, mcp, writeTokenFile } from './agwp-fixture.ts'
 import { forwardingProxy } from '../helpers/recording-server.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
+import type { Json } from '../helpers/json.ts'
 
 const GIT_ENV = {
   ...process.env,
@@ -56,7 +57,7 @@ t.teardown(async () => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-async function api(method: string, p: string, body?: unknown): Promise<{ status: number; body: Record<string, any> }> {
+async function api(method: string, p: string, body?: unknown): Promise<{ status: number; body: Record<string, Json> }> {
   const res = await fetch(server.url + p, {
     method,
     headers: {
@@ -65,7 +66,7 @@ async function api(method: string, p: string, body?: unknown): Promise<{ status:
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   })
-  return { status: res.status, body: (await res.json()) as Record<string, any> }
+  return { status: res.status, body: (await res.json()) as Record<string, Json> }
 }
 
 // A workspace in `other`, made by another process (here: straight over HTTP, same token).

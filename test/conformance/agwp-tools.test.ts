@@ -4,6 +4,7 @@
 import t from 'tap'
 import { ERAS, agwpFixture, client, fencedJson, mcp } from './agwp-fixture.ts'
 import type { CallResult, Era } from './agwp-fixture.ts'
+import type { Json } from '../helpers/json.ts'
 
 const fx = await agwpFixture()
 t.teardown(() => fx.close())
@@ -48,7 +49,7 @@ interface Asserts {
   type(a: unknown, b: string, m: string): unknown
 }
 
-function ok(t: Asserts, era: Era, r: CallResult, what: string): Record<string, any> {
+function ok(t: Asserts, era: Era, r: CallResult, what: string): Record<string, Json> {
   t.notOk(r.isError, `${what}: not an error${r.isError ? ` (${r.text.slice(0, 300)})` : ''}`)
   t.match(r.text, /^[a-z_]+: ok; .*\n<<<AGENTGIT-DATA [0-9a-f]+ kind=/, `${what}: summary line, then the fence`)
   if (era === '2025-03-26') {

@@ -147,7 +147,7 @@ for (const revision of REVISIONS) {
       const got = await s.req('prompts/get', { name: pr.name, arguments: args })
       t.same(envelopeProblems(s, got, 'prompts/get'), [], `envelope of prompts/get ${pr.name}`)
       t.ok(
-        Array.isArray(got.result?.['messages']) && (got.result?.['messages'] as unknown[]).length > 0,
+        Array.isArray(got.result?.['messages']) && (got.result!['messages'] as unknown[]).length > 0,
         `prompts/get ${pr.name}: messages`,
       )
       if (required.length > 0)

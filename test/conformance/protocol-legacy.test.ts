@@ -68,12 +68,12 @@ t.test('once legacy, the process stays legacy; modern _meta requests are still s
   )
   t.equal(again.result?.['protocolVersion'], '2025-03-26', 'a second initialize does not switch revisions')
   const legacy = await p.request('tools/list', {}, { era: 'legacy' })
-  const tool = (legacy.result?.['tools'] as Record<string, unknown>[])[0] ?? {}
+  const tool = (legacy.result!['tools'] as Record<string, unknown>[])[0] ?? {}
   t.notOk('title' in tool, 'legacy tools/list is still 2025-03-26-shaped')
   t.notOk('resultType' in (legacy.result ?? {}))
   const modern = await p.request('tools/list')
   t.equal(modern.result?.['resultType'], 'complete', 'a modern request in a legacy process gets a modern result')
-  const mtool = (modern.result?.['tools'] as Record<string, unknown>[])[0] ?? {}
+  const mtool = (modern.result!['tools'] as Record<string, unknown>[])[0] ?? {}
   t.type(mtool['title'], 'string', 'with modern tool shapes')
   const discover = await p.request('server/discover')
   t.ok(discover.result, 'server/discover with modern _meta is served')

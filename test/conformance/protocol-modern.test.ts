@@ -157,7 +157,7 @@ t.test('pagination with --page-size 1', async (t) => {
     ['resources/list', 'resources'],
     ['resources/templates/list', 'resourceTemplates'],
   ] as const) {
-    const all = ((await full.request(method)).result?.[key] as { name: string }[]).map((x) => x.name)
+    const all = ((await full.request(method)).result![key] as { name: string }[]).map((x) => x.name)
     const w = await walk(paged, method, key)
     t.same(w.names, all, `${method}: walking page by page yields the whole list, in order, once`)
     t.equal(w.pages, Math.max(1, all.length), `${method}: one page per item`)

@@ -6,6 +6,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { buildSync } from 'esbuild'
 import { fileURLToPath } from 'node:url'
 import { makeSourceRepo, tmpdir, sh } from './helpers.ts'
+import type { Json } from '../helpers/json.ts'
 
 // Crash safety of the real binary: SIGKILL in the middle of a burst of writes, restart on
 // the same data directory, and check every acknowledged write is there and whole.
@@ -124,7 +125,7 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
     p: string,
     body?: unknown,
     as = token,
-  ): Promise<{ status: number; body: any }> => {
+  ): Promise<{ status: number; body: Json }> => {
     const r = await fetch(url + p, {
       method,
       headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' },
@@ -310,7 +311,7 @@ t.test('killing the whole process group leaves no lock that blocks a later opera
       headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     })
-    return { status: r.status, body: (await r.json()) as any }
+    return { status: r.status, body: (await r.json()) as Json }
   }
   const propose = async (url: string, file: string) => {
     const w = (await call(url, 'POST', '/repos/demo/workspaces', {}, alice)).body.id

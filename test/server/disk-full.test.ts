@@ -8,6 +8,7 @@ import { initDataDir } from '../../server/src/datadir.ts'
 import { adminMint, adminSetRole, repoAdd } from '../../server/src/admin.ts'
 import { createTask } from '../../server/src/coordination.ts'
 import { fsJournalIo, Store } from '../../server/src/store.ts'
+import type { Json } from '../helpers/json.ts'
 
 // A full disk, seen from outside: writes answer 507 storage_full and change nothing, reads
 // keep working, no temporary object file is left behind, and after space is freed and
@@ -31,7 +32,7 @@ const start = (data: string): Promise<RunningServer> =>
   startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined })
 
 function client(server: RunningServer, token: string) {
-  return async (method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> => {
+  return async (method: string, p: string, body?: unknown): Promise<{ status: number; body: Json }> => {
     const r = await fetch(server.url + p, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

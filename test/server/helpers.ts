@@ -10,6 +10,7 @@ import { initDataDir } from '../../server/src/datadir.ts'
 import { adminMint, adminSetRole, adminSetPolicy, repoAdd } from '../../server/src/admin.ts'
 import { Store } from '../../server/src/store.ts'
 import type { Policy, Role, Scope } from '../../server/src/types.ts'
+import type { Json } from '../helpers/json.ts'
 
 // Shared fixtures: real git repositories, a real data directory, a real server on loopback.
 
@@ -71,7 +72,7 @@ export interface Fixture {
     p: string,
     body?: unknown,
     headers?: Record<string, string>,
-  ) => Promise<{ status: number; body: any; headers: Headers }>
+  ) => Promise<{ status: number; body: Json; headers: Headers }>
   close: () => Promise<void>
 }
 

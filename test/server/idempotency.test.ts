@@ -9,6 +9,7 @@ import { startServer } from '../../server/src/http.ts'
 import { IdempotencyKeys, fingerprint } from '../../server/src/idempotency.ts'
 import { Store } from '../../server/src/store.ts'
 import type { Op } from '../../server/src/store.ts'
+import type { Json } from '../helpers/json.ts'
 
 const fx = await fixture({ server: { rate: 0 } })
 t.teardown(fx.close)
@@ -24,7 +25,7 @@ store.commit = (ops: Op[]): void => {
 
 let n = 0
 const freshKey = (): string => `key-${process.pid}-${++n}`
-const ok = async (who: string, method: string, p: string, body?: unknown): Promise<any> => {
+const ok = async (who: string, method: string, p: string, body?: unknown): Promise<Json> => {
   const r = await api(who, method, p, body)
   if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(r.body)}`)
   return r.body

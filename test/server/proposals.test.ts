@@ -1,6 +1,7 @@
 import t from 'tap'
 import path from 'node:path'
 import { fixture, contractErrors, sh, registerKey, signedRecord, type SigningKey } from './helpers.ts'
+import type { Json } from '../helpers/json.ts'
 
 const fx = await fixture({
   policy: { required_approvals: 1, require_provenance_for_agents: true, protected_branches: ['release/*'] },
@@ -14,7 +15,7 @@ async function propose(
   files: Record<string, string>,
   body: Record<string, unknown> = {},
   headers: Record<string, string> = {},
-): Promise<any> {
+): Promise<Json> {
   const ws = (await api(who, 'POST', '/repos/demo/workspaces', {}, headers)).body.id
   for (const [p, c] of Object.entries(files))
     await api(who, 'PUT', `/workspaces/${ws}/files`, { path: p, content: c }, headers)
@@ -25,7 +26,7 @@ async function propose(
 const keys: Record<string, SigningKey> = {}
 for (const principal of ['agent:alice', 'agent:bob', 'agent:maxi']) keys[principal] = await registerKey(fx, principal)
 // The author's key holder signs the current head; the server verifies the record.
-const attach = async (id: string): Promise<any> => {
+const attach = async (id: string): Promise<Json> => {
   const author = (await api('admin', 'GET', `/proposals/${id}`)).body.author_principal as string
   return api('admin', 'POST', `/proposals/${id}/provenance`, await signedRecord(fx, id, keys[author] as SigningKey))
 }

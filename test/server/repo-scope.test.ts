@@ -13,6 +13,7 @@ import { adminMint, adminSetPolicy, adminSetRole, repoAdd } from '../../server/s
 import { createTask } from '../../server/src/coordination.ts'
 import { Store } from '../../server/src/store.ts'
 import type { Role, Scope } from '../../server/src/types.ts'
+import type { Json } from '../helpers/json.ts'
 
 const root = tmpdir('scope')
 const src = makeSourceRepo(root, 2)
@@ -53,7 +54,7 @@ async function api(
   p: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: Json }> {
   const res = await fetch(server.url + p, {
     method,
     headers: {
@@ -69,7 +70,7 @@ const inDemo = { 'agwp-repo': 'demo' }
 const inOther = { 'agwp-repo': 'other' }
 
 /** 404 not_found naming only the header's repository, shaped per the contract. */
-function hidden(t: Test, r: { status: number; body: any }, kind: string, id: string, what: string): void {
+function hidden(t: Test, r: { status: number; body: Json }, kind: string, id: string, what: string): void {
   t.equal(r.status, 404, `${what}: 404`)
   t.equal(r.body?.error?.code, 'not_found', `${what}: not_found`)
   t.equal(r.body?.error?.message, `no ${kind} '${id}' in repository 'demo'`, `${what}: message`)

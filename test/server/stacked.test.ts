@@ -4,6 +4,7 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { fixture, contractErrors, sh, GIT_ENV } from './helpers.ts'
 import type { ProposalRec, ReviewRec } from '../../server/src/types.ts'
+import type { Json } from '../helpers/json.ts'
 
 // Review cannot be bypassed by stacking: whatever integration brings into the target must
 // be what the approving reviewer was shown. Every way to base work on an unapproved
@@ -25,7 +26,7 @@ const onMain = (file: string): boolean => {
 }
 const codes = (p: { integration_blockers: { code: string }[] }): string[] => p.integration_blockers.map((b) => b.code)
 
-async function propose(who: string, files: Record<string, string>, base?: string): Promise<any> {
+async function propose(who: string, files: Record<string, string>, base?: string): Promise<Json> {
   const ws = (await api(who, 'POST', '/repos/demo/workspaces', base === undefined ? {} : { base })).body.id
   for (const [p, c] of Object.entries(files)) await api(who, 'PUT', `/workspaces/${ws}/files`, { path: p, content: c })
   const r = await api(who, 'POST', `/workspaces/${ws}/proposals`, { title: Object.keys(files).join(', ') })

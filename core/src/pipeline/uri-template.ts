@@ -6,12 +6,12 @@ export function matchTemplate(template: string, uri: string): Record<string, str
   let pattern = '^'
   let last = 0
   for (const m of template.matchAll(/\{(\+?)([a-z0-9_]+)\}/g)) {
-    pattern += escape(template.slice(last, m.index))
+    pattern += escapeRegExp(template.slice(last, m.index))
     pattern += m[1] === '+' ? '(.+)' : '([^/?#]+)'
     names.push(m[2] as string)
     last = (m.index ?? 0) + m[0].length
   }
-  pattern += escape(template.slice(last)) + '$'
+  pattern += escapeRegExp(template.slice(last)) + '$'
   const found = new RegExp(pattern).exec(uri)
   if (!found) return undefined
   const out: Record<string, string> = {}
@@ -25,6 +25,6 @@ export function matchTemplate(template: string, uri: string): Record<string, str
   return out
 }
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }

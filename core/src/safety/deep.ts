@@ -67,7 +67,7 @@ export function mapStringsDeep(value: unknown, fn: (s: string, key?: string) => 
       else changed.push([mappedKeys[i] as string, items[i]])
     })
     for (const [key, item] of changed) {
-      if (Object.prototype.hasOwnProperty.call(out, key)) droppedKeys++
+      if (Object.hasOwn(out, key)) droppedKeys++
       else define(out, key, item)
     }
     return out

@@ -334,7 +334,7 @@ t.test('-32022 for any non-modern version value, with a bounded string data.requ
     t.ok(JSON.stringify(m).length < 1000, `id ${String(m['id'])}: the answer stays small`)
   }
   t.equal(
-    (h.out.find((m) => m['id'] === 6)?.['error'] as { data: { requested: string } }).data.requested,
+    (h.out.find((m) => m['id'] === 6)!['error'] as { data: { requested: string } }).data.requested,
     '2024-11-05',
     'a short version is echoed exactly',
   )

@@ -43,7 +43,9 @@ export function readStdin(on: InputHandlers): Input {
     socket.on('end', () => on.end())
     socket.on('error', () => on.end())
     return {
-      pause: () => void (paused = true),
+      pause: () => {
+        paused = true
+      },
       resume: () => {
         if (!paused) return
         paused = false
