@@ -7,9 +7,11 @@
 // The plugin's modules are bundled with esbuild and called in-process, exactly as the MCP
 // handlers call them (a fresh Pack per call, so git state is cached per call only; the
 // process-wide memos — file hashes by stat, short HEAD by commit — stay warm as in a server).
-// The first call of each kind is reported on its own (cold hashes). Bounded loops only.
+// The first call of each kind is reported on its own (cold hashes). Then the same calls end to
+// end through one dist/ag-mcp.mjs over stdio ("(MCP)" rows; git/call is counted in-process only).
+// Bounded loops only.
 //   node bench/continuity.bench.mjs     BENCH_CONTINUITY_N=500 task_status samples (50 per preset)
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -172,13 +174,67 @@ for (const preset of Object.keys(m.PRESETS))
   rows.push(await measure(`load_context ${preset}`, N_RESUME, () => loadContextCall(preset)))
 const pad = (s, n) => String(s).padEnd(n)
 console.log(
-  `${pad('call', 22)}${pad('n', 6)}${pad('first ms', 10)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('git/call', 10)}output`,
+  `${pad('call', 28)}${pad('n', 6)}${pad('first ms', 10)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('git/call', 10)}output`,
 )
 for (const r of rows)
   console.log(
-    `${pad(r.label, 22)}${pad(r.n, 6)}${pad(r.first.toFixed(2), 10)}${pad(r.p50.toFixed(2), 9)}${pad(r.p99.toFixed(2), 9)}${pad(r.git.toFixed(2), 10)}${r.bytes} B`,
+    `${pad(r.label, 28)}${pad(r.n, 6)}${pad(r.first.toFixed(2), 10)}${pad(r.p50.toFixed(2), 9)}${pad(r.p99.toFixed(2), 9)}${pad(r.git.toFixed(2), 10)}${r.bytes} B`,
   )
-const ts = rows[0]
+
+// The same calls end to end: one ag-mcp process over stdio (modern era), sequential requests,
+// from the request write to its answer line parsed (the MCP pipeline, fencing and a pipe hop).
+const AG_MCP = path.join(root, 'dist', 'ag-mcp.mjs')
+if (fs.existsSync(AG_MCP)) {
+  const child = spawn(
+    process.execPath,
+    [AG_MCP, '--allow', 'continuity', '--continuity-root', repo, '--log-level', 'error', '--rate-limit', '100000/s'],
+    {
+      stdio: ['pipe', 'pipe', 'ignore'],
+    },
+  )
+  let buf = ''
+  const waiting = new Map()
+  child.stdout.on('data', (d) => {
+    buf += d
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i)
+      buf = buf.slice(i + 1)
+      const msg = JSON.parse(line)
+      waiting.get(msg.id)?.(msg)
+    }
+  })
+  let next = 1
+  const META = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+  }
+  const rpc = (name, args) =>
+    new Promise((resolve, reject) => {
+      const id = next++
+      waiting.set(id, (msg) => {
+        waiting.delete(id)
+        if (msg.error || msg.result?.isError) reject(new Error(JSON.stringify(msg).slice(0, 300)))
+        else resolve(msg)
+      })
+      child.stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { _meta: META, name, arguments: args } })}\n`,
+      )
+    })
+  const e2e = [await measure('task_status (MCP)', N, () => rpc('task_status', {}).then((m) => JSON.stringify(m)))]
+  for (const preset of Object.keys(m.PRESETS))
+    e2e.push(
+      await measure(`load_context ${preset} (MCP)`, N_RESUME, () =>
+        rpc('load_context', { preset, query: 'parser section cache' }).then((m) => JSON.stringify(m)),
+      ),
+    )
+  child.stdin.end()
+  for (const r of e2e)
+    console.log(
+      `${pad(r.label, 28)}${pad(r.n, 6)}${pad(r.first.toFixed(2), 10)}${pad(r.p50.toFixed(2), 9)}${pad(r.p99.toFixed(2), 9)}${pad('-', 10)}${r.bytes} B`,
+    )
+  rows.push(...e2e)
+} else console.log('(dist/ag-mcp.mjs missing: run npm run build for the end-to-end rows)')
+const ts = rows.find((r) => r.label === 'task_status (MCP)') ?? rows[0]
 if (!ts) throw new Error('continuity.bench: no task_status figures')
 console.log(
   `task_status p50 ${ts.p50.toFixed(2)} ms (target < ${TARGET_MS} ms): ${ts.p50 < TARGET_MS ? 'PASS' : 'FAIL'}; ${ts.git.toFixed(2)} git processes per call (Agentpack: 6-9)`,

@@ -162,6 +162,11 @@ export interface PluginInit<O extends OptionTable> {
   /** A local plugin's root directory (its real path); undefined for a plugin without a root option. */
   root: string | undefined
   log: Logger
+  /**
+   * The core's token scrubber (token shapes, the configured credentials), for what a plugin
+   * stores or exports; results are scrubbed by the core anyway. One definition of a token.
+   */
+  scrub: (s: string) => string
 }
 
 /** The generic executor of a plugin whose manifests carry an `operation` block. */

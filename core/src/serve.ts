@@ -124,7 +124,12 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     revisions: ALL_REVISIONS,
     limits,
   }
-  const plugins = new PluginSet(o.plugins, { options: config.plugins, credentials, log })
+  const plugins = new PluginSet(o.plugins, {
+    options: config.plugins,
+    credentials,
+    log,
+    scrub: (s) => scrubber.scrub(s),
+  })
   const pipeline = createPipeline({
     identity: { name: o.name, title: o.title, version: o.version },
     instructions: o.instructions,

@@ -3,6 +3,13 @@
 import type { GroupManifest, JsonSchema } from './types.ts'
 
 export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/
+/**
+ * Input and output property names: NAME_PATTERN, or lower camelCase. Groups that are
+ * compatible with another tool's public surface keep its parameter names (the continuity
+ * groups take Agentpack's `writeScope`, `nextActions`, … so its agent instructions keep
+ * working); every major host accepts either form.
+ */
+export const PROPERTY_PATTERN = /^[a-z][A-Za-z0-9_]{0,63}$/
 
 /**
  * Plugins as the build sees them: the handler names each one implements and, for a plugin with a
@@ -108,7 +115,7 @@ function checkRootSchema(schema: JsonSchema, at: string): string[] {
   const props = schema['properties']
   if (props && typeof props === 'object') {
     for (const key of Object.keys(props))
-      if (!NAME_PATTERN.test(key)) out.push(`${at}: property "${key}" must match ${NAME_PATTERN}`)
+      if (!PROPERTY_PATTERN.test(key)) out.push(`${at}: property "${key}" must match ${PROPERTY_PATTERN}`)
   }
   for (const r of (schema['required'] as string[] | undefined) ?? []) {
     if (!props || !(r in (props as object))) out.push(`${at}: required "${r}" is not a property`)

@@ -26,6 +26,8 @@ export interface PluginSetEnv {
   /** Each plugin's credential, read by the core at start-up. */
   credentials: Readonly<Record<string, TokenSource>>
   log: Logger
+  /** The core's token scrubber, handed to plugins for what they store (identity when absent). */
+  scrub?: (s: string) => string
 }
 
 const NO_CREDENTIAL: TokenSource = { current: async () => undefined, refresh: async () => undefined }
@@ -62,6 +64,7 @@ export class PluginSet {
       credential: this.env.credentials[name] ?? NO_CREDENTIAL,
       root,
       log: this.env.log,
+      scrub: this.env.scrub ?? ((s) => s),
     }
     return { plugin, state: plugin.init ? await plugin.init(init) : undefined, root }
   }

@@ -1,0 +1,266 @@
+// The continuity plugin: Agentpack's task passports, ledger, resume, checkpoints and bundles in
+// the repository's .agentpack/ (a local plugin). Handlers turn validated arguments into calls of
+// the plain modules beside this file and return plain data; the core validates, polices
+// (--write-path on bundle_export's outputPath), sanitizes, scrubs, bounds and fences.
+import { definePlugin } from '../../core/src/plugin-api.ts'
+import type { Handlers, ToolContext } from '../../core/src/plugin-api.ts'
+import type { PluginTools } from '../../generated/types/tools.ts'
+import { resolveBudget } from './budget.ts'
+import { exportBundle, importBundle, inspectBundle, planImport } from './bundles.ts'
+import type { ImportPlan, InspectResult } from './bundles.ts'
+import { createCheckpoint, diffCheckpoints } from './checkpoints.ts'
+import { refuse } from './errors.ts'
+import { formatGate, gateFindings } from './gate.ts'
+import {
+  attachEvidence,
+  formatSourceStatuses,
+  recordDeadEnd,
+  recordDecision,
+  recordSource,
+  replay,
+  sourceStatuses,
+} from './ledger.ts'
+import {
+  finalizeAdvisories,
+  finalizeTask,
+  parkTask,
+  startTask,
+  switchTask,
+  updateTask,
+  updateVerification,
+} from './lifecycle.ts'
+import { auditTask, listTasks, taskHandoff, taskStatus } from './reports.ts'
+import { buildResume } from './resume.ts'
+import { Pack, packRootWithin } from './store.ts'
+import type { PassportLinks } from './types.ts'
+
+interface State {
+  /** The pack root: the nearest ancestor of the working directory holding .agentpack/ inside the root, else the root. */
+  root: string
+  /** The root the core checks written paths under (--continuity-root, else the git top level). */
+  policyRoot: string
+  scrub: (s: string) => string
+}
+
+type Ctx = ToolContext<State>
+
+const pack = (ctx: Ctx) => new Pack(ctx.state.root, { signal: ctx.signal, shapes: ctx.state.scrub })
+
+async function resume(ctx: Ctx, a: { query?: string; budget?: number; preset?: 'quick' | 'chat' | 'agent' | 'deep' }) {
+  const p = pack(ctx)
+  await p.requireInitialized()
+  const config = await p.config()
+  const budget = resolveBudget({ budget: a.budget, preset: a.preset }, config.defaultBudget || undefined)
+  const r = await buildResume(p, { budget, query: a.query })
+  const gate = await gateFindings(p)
+  return {
+    text: r.markdown + formatGate(gate),
+    estimatedTokens: r.estimatedTokens,
+    budget: r.budget,
+    omittedSections: r.omittedSections,
+    truncatedSections: r.truncatedSections,
+    gateWarnings: gate.map((g) => g.message),
+  }
+}
+
+function links(a: { agwpTask?: string; agwpRun?: string; agwpProposal?: string }): PassportLinks | undefined {
+  const l: PassportLinks = {}
+  if (a.agwpTask) l.agwpTask = a.agwpTask
+  if (a.agwpRun) l.agwpRun = a.agwpRun
+  if (a.agwpProposal) l.agwpProposal = a.agwpProposal
+  return Object.keys(l).length ? l : undefined
+}
+
+const handlers: Handlers<PluginTools['continuity'], State> = {
+  load_context: (a, ctx) => resume(ctx, a),
+  resume: (a, ctx) => resume(ctx, a),
+  record_decision: async (a, ctx) => {
+    const e = await recordDecision(pack(ctx), { text: a.text, files: a.files, evidence: a.evidence })
+    return { text: `Recorded decision ${e.id}.`, id: e.id, ts: e.ts }
+  },
+  record_dead_end: async (a, ctx) => {
+    const e = await recordDeadEnd(pack(ctx), { text: a.text, reason: a.reason, files: a.files })
+    return { text: `Recorded dead end ${e.id}.`, id: e.id, ts: e.ts }
+  },
+  attach_evidence: async (a, ctx) => {
+    const e = await attachEvidence(pack(ctx), a)
+    return { text: `Attached evidence ${e.id}.`, id: e.id, path: String(e['path']) }
+  },
+  record_source: async (a, ctx) => {
+    const s = await recordSource(pack(ctx), a)
+    return { text: `Recorded source ${s.path} (${s.hash.slice(0, 12)}).`, source: s }
+  },
+  source_status: async (a, ctx) => {
+    const p = pack(ctx)
+    await p.requireInitialized()
+    const only = [...(a.changed ? (['changed'] as const) : []), ...(a.missing ? (['missing'] as const) : [])]
+    const all = await sourceStatuses(p)
+    const sources = only.length ? all.filter((s) => (only as readonly string[]).includes(s.status)) : all
+    return { ...(a.json ? {} : { text: formatSourceStatuses(sources, all.length, only) }), sources, total: all.length }
+  },
+  task_audit: async (a, ctx) => {
+    const p = pack(ctx)
+    await p.requireInitialized()
+    const r = await auditTask(p)
+    return { ...(a.json ? {} : { text: r.text }), issues: r.issues, passport: r.passport }
+  },
+  task_handoff: async (_a, ctx) => {
+    const p = pack(ctx)
+    await p.requireInitialized()
+    const h = await taskHandoff(p)
+    return { text: h.text, passport: h.passport }
+  },
+  task_start: async (a, ctx) => {
+    const passport = await startTask(pack(ctx), { ...a, links: links(a) })
+    return { text: `Started task ${passport.id}.`, passport }
+  },
+  task_status: async (a, ctx) => {
+    const p = pack(ctx)
+    await p.requireInitialized()
+    const s = await taskStatus(p, { id: a.id, full: a.full })
+    const gate = a.id ? [] : await gateFindings(p, s.passport)
+    return {
+      text: s.text + formatGate(gate),
+      passport: s.passport,
+      drift: s.drift,
+      gateWarnings: gate.map((g) => g.message),
+    }
+  },
+  passport_list: async (a, ctx) => {
+    const p = pack(ctx)
+    await p.requireInitialized()
+    const l = await listTasks(p, a)
+    return { ...(a.json ? {} : { text: l.text }), tasks: l.tasks, total: l.total, warnings: l.warnings }
+  },
+  task_switch: async (a, ctx) => {
+    const passport = await switchTask(pack(ctx), a.id, { parkCurrent: a.parkCurrent })
+    return { text: `Switched to task ${passport.id} (${passport.status}).`, passport }
+  },
+  task_park: async (_a, ctx) => {
+    const passport = await parkTask(pack(ctx))
+    return { text: `Parked task ${passport.id}.`, passport }
+  },
+  task_update: async (a, ctx) => {
+    const passport = await updateTask(pack(ctx), { ...a, links: links(a) })
+    return { text: `Updated task ${passport.id}.`, passport }
+  },
+  task_update_verification: async (a, ctx) => {
+    const r = await updateVerification(pack(ctx), a)
+    const verb = r.changed ? 'Updated verification for' : 'Verification unchanged for'
+    return {
+      text: `${verb} task ${r.passport.id} (${r.passport.verification.status}).`,
+      changed: r.changed,
+      passport: r.passport,
+    }
+  },
+  task_finalize: async (a, ctx) => {
+    const p = pack(ctx)
+    const passport = await finalizeTask(p, a)
+    const advisories = await finalizeAdvisories(p, passport)
+    const adv = advisories.length ? `\n\nAdvisories:\n${advisories.map((x) => `- ${x}`).join('\n')}` : ''
+    return { text: `Finalized task ${passport.id} (${passport.verification.status}).${adv}`, passport, advisories }
+  },
+  checkpoint: async (a, ctx) => {
+    const c = await createCheckpoint(pack(ctx), a)
+    return { text: `Created checkpoint ${c.id}.`, id: c.id, manifest: c.manifest }
+  },
+  checkpoint_diff: async (a, ctx) => {
+    const p = pack(ctx)
+    await p.requireInitialized()
+    return { text: await diffCheckpoints(p, a.from, a.to) }
+  },
+  replay: async (a, ctx) => {
+    const p = pack(ctx)
+    await p.requireInitialized()
+    const r = await replay(p, a.limit ?? 30)
+    return { text: r.text, count: r.events.length }
+  },
+  bundle_export: async (a, ctx) => {
+    // The core checked outputPath (--write-path, path safety) under its root: export must
+    // resolve it from the same directory, or the check would have been of another path.
+    if (ctx.state.root !== ctx.state.policyRoot)
+      throw refuse(
+        'invalid',
+        `this pack (${ctx.state.root}) is below the root ag-mcp checks written paths under (${ctx.state.policyRoot}): start ag-mcp with --continuity-root ${ctx.state.root} to export bundles`,
+      )
+    const r = await exportBundle(pack(ctx), {
+      outputPath: a.outputPath,
+      taskId: a.taskId,
+      sources: a.sources,
+      includeEvidence: a.includeEvidence,
+      producerVersion: `ag-mcp-${ctx.server.version}`,
+    })
+    return {
+      text: `Exported bundle ${r.bundleId}\nTask: ${r.taskId}\nPath: ${r.outputPath}\nIncluded: ${r.sources} source(s), ${r.evidence} evidence item(s), ${r.bytes} bytes`,
+      ...r,
+    }
+  },
+  bundle_inspect: async (a, ctx) => {
+    const r = await inspectBundle(pack(ctx), a.path)
+    return { ...(a.json ? {} : { text: inspectText(r) }), bundle: r }
+  },
+  bundle_import_plan: async (a, ctx) => {
+    const plan = await planImport(pack(ctx), a.path, { asNew: a.asNew })
+    return { ...(a.json ? {} : { text: planText(plan) }), plan }
+  },
+  bundle_import: async (a, ctx) => {
+    if (!a.write) {
+      const plan = await planImport(pack(ctx), a.path, { asNew: a.asNew })
+      return { ...(a.json ? {} : { text: planText(plan) }), applied: false, result: plan }
+    }
+    const r = await importBundle(pack(ctx), a.path, { asNew: a.asNew })
+    const text = [
+      `${r.idempotent ? 'Reused' : 'Imported'} bundle ${r.bundleId}`,
+      `Task: ${r.taskId} [parked]`,
+      `Applied: ${r.applied ? 'yes' : 'no (idempotent)'}`,
+      `Manifest: ${r.manifestPath}`,
+      'Current task pointer: unchanged',
+    ].join('\n')
+    return { ...(a.json ? {} : { text }), applied: r.applied, result: r }
+  },
+}
+
+function inspectText(r: InspectResult): string {
+  return [
+    `Bundle ${r.bundleId}`,
+    `Status: valid (${r.digestStatus} digest)`,
+    `Task: ${r.task.id} - ${r.task.title}`,
+    `Origin: ${r.origin.projectName}${r.origin.branch ? ` @ ${r.origin.branch}` : ''}${r.origin.head ? ` (${r.origin.head})` : ''}`,
+    `Original status: ${r.task.originalStatus}`,
+    `Verification: ${r.task.verificationStatus}`,
+    `Included: ${r.counts.sources} source(s), ${r.counts.evidence} evidence item(s)`,
+    `Warnings: ${r.warnings.length ? r.warnings.join('; ') : 'none'}`,
+  ].join('\n')
+}
+
+function planText(p: ImportPlan): string {
+  return [
+    `Bundle import plan ${p.bundle.bundleId}`,
+    'Mode: read-only (no pack writes)',
+    `Task: ${p.bundle.task.id} - ${p.bundle.task.title}`,
+    `Destination: ${p.destination.status}`,
+    `Outcome: ${p.action.outcome}`,
+    `Planned: task ${p.action.task}, bundle ${p.action.bundle}`,
+    `Conflicts: ${p.conflicts.length ? p.conflicts.map((c) => c.message).join('; ') : 'none'}`,
+    `Warnings: ${p.warnings.length ? p.warnings.join('; ') : 'none'}`,
+  ].join('\n')
+}
+
+export default definePlugin({
+  name: 'continuity',
+  api: 1,
+  options: {
+    root: {
+      type: 'string',
+      role: 'root',
+      value: 'DIR',
+      description:
+        'The directory holding .agentpack/ (default: the nearest ancestor of the working directory that has one, inside the git top level; else the git top level).',
+    },
+  },
+  init: async ({ root, scrub }): Promise<State> => {
+    if (root === undefined) throw refuse('invalid', 'the continuity plugin has no root directory')
+    return { root: await packRootWithin(root, process.cwd()), policyRoot: root, scrub }
+  },
+  handlers,
+})
