@@ -3,7 +3,7 @@
 // cross-process lock; rewritten files are replaced atomically.
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, stat } from 'node:fs/promises'
-import { isAbsolute, join } from 'node:path'
+import { isAbsolute, join, resolve } from 'node:path'
 import type { Entry } from './entry.ts'
 import { parseIndex, serializeEntry } from './entry.ts'
 import type { ParsedIndex } from './entry.ts'
@@ -58,6 +58,14 @@ export class AgitRepo {
       if (!existsSync(this.path('config.json')))
         await writeAtomic(this.path('config.json'), `${JSON.stringify({ storage_version: 2 }, null, 2)}\n`)
     })
+  }
+
+  /** .agit/ stays out of `git status` through .git/info/exclude: no file of the user's is touched. */
+  async excludeFromGit(): Promise<void> {
+    const path = resolve(this.root, await gitOut(this.root, ['rev-parse', '--git-path', 'info/exclude']))
+    const text = await readText(path)
+    if (text.split('\n').includes('.agit/')) return
+    await writeAtomic(path, `${text}${text && !text.endsWith('\n') ? '\n' : ''}.agit/\n`)
   }
 
   async storageVersion(): Promise<number> {
