@@ -4,6 +4,7 @@
 import { definePlugin, localFailure } from '../../core/src/plugin-api.ts'
 import type { Handlers } from '../../core/src/plugin-api.ts'
 import type { PluginTools } from '../../generated/types/tools.ts'
+import { stagedReasoning } from './attach.ts'
 import { logStep } from './log-step.ts'
 import type { LogStepArgs } from './log-step.ts'
 import {
@@ -41,7 +42,8 @@ const handlers: Handlers<PluginTools['agit'], AgitState> = {
     return answer(await logStep(ctx.state.repo, args as LogStepArgs))
   },
   agit_get_status: async (_args, ctx) => answer(await getStatus(ctx.state.repo)),
-  agit_get_file_history: async (args, ctx) => answer(await getFileHistory(ctx.state.repo, args.filepath, args.limit ?? 3)),
+  agit_get_file_history: async (args, ctx) =>
+    answer(await getFileHistory(ctx.state.repo, args.filepath, args.limit ?? 3)),
   agit_get_relevant_context: async (args, ctx) =>
     answer(await getRelevantContext(ctx.state.search, ctx.state.repo, args.query, args.limit ?? 5)),
   agit_read_roadmap: async (_args, ctx) => answer(await readRoadmap(ctx.state.repo)),
@@ -66,4 +68,5 @@ export default definePlugin({
     return { repo, search: new ThoughtSearch(repo) }
   },
   handlers,
+  attachments: { staged_reasoning: stagedReasoning },
 })

@@ -5,6 +5,298 @@
  * Make sure to inspect the output below.  Do not ignore changes!
  */
 'use strict'
+exports[`test/manifest/wire-contract.test.ts > TAP > group agit > agit wire contract 1`] = `
+Object {
+  "access": "default",
+  "tools": Array [
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "properties": Object {
+          "batch": Object {
+            "items": Object {
+              "properties": Object {
+                "category": Object {
+                  "description": "intent|reasoning|error",
+                  "type": "string",
+                },
+                "content": Object {
+                  "type": "string",
+                },
+                "locations": Object {
+                  "items": Object {
+                    "properties": Object {
+                      "end_line": Object {
+                        "type": "integer",
+                      },
+                      "file": Object {
+                        "type": "string",
+                      },
+                      "start_line": Object {
+                        "type": "integer",
+                      },
+                    },
+                    "required": Array [
+                      "file",
+                    ],
+                    "type": "object",
+                  },
+                  "type": "array",
+                },
+                "role": Object {
+                  "description": "user|ai",
+                  "type": "string",
+                },
+              },
+              "required": Array [
+                "role",
+                "category",
+                "content",
+              ],
+              "type": "object",
+            },
+            "type": "array",
+          },
+          "category": Object {
+            "description": "DEPRECATED - use batch",
+            "type": "string",
+          },
+          "content": Object {
+            "description": "DEPRECATED - use batch",
+            "type": "string",
+          },
+          "repo_path": Object {
+            "description": "Rejects the batch unless it is this repository.",
+            "type": "string",
+          },
+          "role": Object {
+            "description": "DEPRECATED - use batch",
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "agit_log_step",
+      "outputSchema": Object {
+        "properties": Object {
+          "text": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "title": "Log reasoning steps (AGIT)",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {},
+        "type": "object",
+      },
+      "name": "agit_get_status",
+      "outputSchema": Object {
+        "properties": Object {
+          "text": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "title": "AGIT status",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "filepath": Object {
+            "minLength": 1,
+            "type": "string",
+          },
+          "limit": Object {
+            "default": 3,
+            "maximum": 50,
+            "minimum": 1,
+            "type": "integer",
+          },
+        },
+        "required": Array [
+          "filepath",
+        ],
+        "type": "object",
+      },
+      "name": "agit_get_file_history",
+      "outputSchema": Object {
+        "properties": Object {
+          "text": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "title": "Reasoning history of a file",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "limit": Object {
+            "default": 5,
+            "type": "integer",
+          },
+          "query": Object {
+            "maxLength": 1000,
+            "minLength": 1,
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "query",
+        ],
+        "type": "object",
+      },
+      "name": "agit_get_relevant_context",
+      "outputSchema": Object {
+        "properties": Object {
+          "text": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "title": "Search past reasoning",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {},
+        "type": "object",
+      },
+      "name": "agit_read_roadmap",
+      "outputSchema": Object {
+        "properties": Object {
+          "text": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "title": "Read the project roadmap",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "count": Object {
+            "default": 5,
+            "maximum": 100,
+            "minimum": 0,
+            "type": "integer",
+          },
+        },
+        "type": "object",
+      },
+      "name": "agit_get_recent_summaries",
+      "outputSchema": Object {
+        "properties": Object {
+          "text": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "title": "Recent reasoning summaries",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "git_hash": Object {
+            "maxLength": 64,
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "git_hash",
+        ],
+        "type": "object",
+      },
+      "name": "agit_get_context",
+      "outputSchema": Object {
+        "properties": Object {
+          "text": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "title": "Reasoning behind a git commit",
+    },
+  ],
+}
+`
+
 exports[`test/manifest/wire-contract.test.ts > TAP > group coordinate > coordinate wire contract 1`] = `
 Object {
   "access": "default",
@@ -276,6 +568,13 @@ Object {
       "name": "server_info",
       "outputSchema": Object {
         "properties": Object {
+          "absent": Object {
+            "additionalProperties": Object {
+              "type": "string",
+            },
+            "description": "Default groups left out here, and why (e.g. no --upstream).",
+            "type": "object",
+          },
           "groups": Object {
             "description": "Enabled tool groups.",
             "items": Object {
@@ -433,6 +732,10 @@ Object {
       "name": "propose",
       "outputSchema": Object {
         "properties": Object {
+          "head": Object {
+            "description": "The proposal's commit.",
+            "type": "string",
+          },
           "id": Object {
             "type": "string",
           },
