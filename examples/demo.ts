@@ -212,10 +212,12 @@ async function main(): Promise<number> {
     }
     say("  what a reviewer reads as the proposal's reasoning:")
     for (const l of (seen.proposals[0]?.reasoning ?? '').split('\n')) say(`    | ${l}`)
+    // The text inside the fence: after the summary, the fence line and the core's JSON line.
+    const inside = (text: string) => text.split('\n').slice(3, -1)
     const status = await show('agit_get_status', {})
-    say(`    | ${status.text.split('\n').slice(-1)[0]}`)
+    for (const l of inside(status.text)) say(`    | ${l}`)
     const linked = await show('agit_get_context', { git_hash: faq.head.slice(0, 7) })
-    for (const l of linked.text.split('\n').slice(2, 8)) say(`    | ${l}`)
+    for (const l of inside(linked.text).slice(0, 9)) say(`    | ${l}`)
     await agent.close()
 
     step(`done: ${session.failures === 0 ? 'every agent call succeeded' : `${session.failures} agent call(s) failed`}`)

@@ -107,9 +107,12 @@ export class AgitRepo {
     return r.code === 0 ? r.stdout.trim() : undefined
   }
 
+  /** user.email as AGIT reads it; else the email git itself would commit with (GIT_AUTHOR_EMAIL, …). */
   async author(): Promise<string> {
     const r = await git(this.root, ['config', 'user.email'], { okCodes: [1] })
-    return r.stdout.trim() || 'unknown'
+    if (r.stdout.trim()) return r.stdout.trim()
+    const ident = await git(this.root, ['var', 'GIT_AUTHOR_IDENT'], { okCodes: [128] }).catch(() => undefined)
+    return /<([^>]*)>/.exec(ident?.stdout ?? '')?.[1] || 'unknown'
   }
 
   // ---- the index ----
