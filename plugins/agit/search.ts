@@ -44,6 +44,7 @@ export class ThoughtSearch {
   private meta: Meta = { version: 1, commits: [], refs: {}, pendingStamp: '', pendingIds: [] }
   private commits = new Set<string>()
   private refsSeen = ''
+  private refreshing: Promise<void> = Promise.resolve()
 
   constructor(private readonly repo: AgitRepo) {}
 
@@ -66,8 +67,15 @@ export class ThoughtSearch {
       }))
   }
 
-  /** Loads the persisted index (or starts empty), then adds what changed since. */
-  async refresh(): Promise<void> {
+  /** Loads the persisted index (or starts empty), then adds what changed since. One at a time:
+   *  two searches at once must not both add the same thoughts. */
+  refresh(): Promise<void> {
+    const run = this.refreshing.then(() => this.refreshNow())
+    this.refreshing = run.catch(() => {})
+    return run
+  }
+
+  private async refreshNow(): Promise<void> {
     if (!this.index) await this.load()
     // Persisted only when committed thoughts were added: pending ones change with every log
     // step and are cheap to re-add, while writing a large index costs far more than a search.
