@@ -180,7 +180,11 @@ for (const base of [join(root, 'plugins'), ...(extraDir ? [join(extraDir, 'plugi
             )),
       ]
     }
-    catalog[name] = { handlers: Object.keys(plugin.handlers ?? {}), ...(checkOperation ? { checkOperation } : {}) }
+    catalog[name] = {
+      handlers: Object.keys(plugin.handlers ?? {}),
+      attachments: Object.keys(plugin.attachments ?? {}),
+      ...(checkOperation ? { checkOperation } : {}),
+    }
     plugins.push({ name, dir, plugin, validators })
   }
 }

@@ -175,6 +175,51 @@ async function main(): Promise<number> {
     await once(mcp(carol, '--enable-integrate'), 'proposal_integrate', { repo: 'demo', proposal: session.proposal })
     await once(mcp(carol), 'log', { repo: 'demo', limit: 3 })
 
+    step("the agent's reasoning travels with its proposal (agit group: ag-mcp run in the agent's local clone)")
+    const clone = join(tmp, 'clone')
+    run('git', ['clone', '-q', src, clone])
+    const [cmd, ...rest] = mcp(alice, '--repo', 'demo')
+    const agent = new McpStdioClient(cmd as string, rest, { cwd: clone, env: gitEnv })
+    await agent.start()
+    const show = async (name: string, args: Record<string, unknown>) => {
+      const r = await agent.callTool(name, args)
+      say(`  ${r.isError ? '✗' : '→'} ${r.summary}`)
+      return r
+    }
+    await show('agit_log_step', {
+      batch: [
+        { role: 'user', category: 'intent', content: 'Answer the questions new contributors ask most' },
+        {
+          role: 'ai',
+          category: 'reasoning',
+          content: 'A FAQ beside the README; the build steps stay in the Makefile',
+          locations: [{ file: 'README.md' }, { file: 'Makefile', start_line: 1, end_line: 2 }],
+        },
+      ],
+    })
+    const ws = (await show('workspace_create', { repo: 'demo' })).structured as { id: string }
+    await show('file_write', {
+      repo: 'demo',
+      workspace: ws.id,
+      path: 'docs/faq.md',
+      content: '# FAQ\n\nRun `make test`.\n',
+    })
+    const faq = (
+      await show('propose', { repo: 'demo', workspace: ws.id, title: 'Add a FAQ', reasoning: 'Requested in review.' })
+    ).structured as { id: string; head: string }
+    const seen = (await show('proposal_list', { repo: 'demo', proposal: faq.id })).structured as {
+      proposals: { reasoning: string }[]
+    }
+    say("  what a reviewer reads as the proposal's reasoning:")
+    for (const l of (seen.proposals[0]?.reasoning ?? '').split('\n')) say(`    | ${l}`)
+    // The text inside the fence: after the summary, the fence line and the core's JSON line.
+    const inside = (text: string) => text.split('\n').slice(3, -1)
+    const status = await show('agit_get_status', {})
+    for (const l of inside(status.text)) say(`    | ${l}`)
+    const linked = await show('agit_get_context', { git_hash: faq.head.slice(0, 7) })
+    for (const l of inside(linked.text).slice(0, 9)) say(`    | ${l}`)
+    await agent.close()
+
     step(`done: ${session.failures === 0 ? 'every agent call succeeded' : `${session.failures} agent call(s) failed`}`)
     return session.failures === 0 ? 0 : 1
   } finally {

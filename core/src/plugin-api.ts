@@ -82,6 +82,8 @@ export interface ServerInfo {
   name: string
   version: string
   groups: readonly string[]
+  /** Default groups left out because they cannot work here, with the reason (e.g. no upstream). */
+  absent?: Readonly<Record<string, string>>
   revisions: readonly string[]
   limits: Readonly<Record<string, number>>
 }
@@ -181,6 +183,24 @@ export interface OperationSupport<S> {
   run(args: ToolArgs, ctx: ToolContext<S>): Promise<unknown>
 }
 
+/**
+ * What a plugin contributes to another group's tool call (declared in its manifest's
+ * `attachments`; see docs/contributing.md). Neither side imports the other: the core carries it.
+ */
+export interface AttachmentSupport<S> {
+  /**
+   * Before the target tool runs (after its policy checks): the value for the declared argument,
+   * and a receipt that settle gets back; undefined to attach nothing. A failure here is logged
+   * and the call goes on without the attachment.
+   */
+  provide(
+    call: { tool: string; args: ToolArgs },
+    ctx: ToolContext<S>,
+  ): Promise<{ value: unknown; receipt?: unknown } | undefined>
+  /** After the target succeeded: the receipt, and the declared result fields of its answer. */
+  settle?(receipt: unknown, result: Readonly<Record<string, unknown>>, ctx: ToolContext<S>): Promise<void>
+}
+
 export interface PluginDefinition<O extends OptionTable, S> {
   /** The folder name under plugins/, and the `plugin` its manifests name. */
   name: string
@@ -201,6 +221,8 @@ export interface PluginDefinition<O extends OptionTable, S> {
    * a workspace changes), asked under --write-path before the call is sent. Throw if unknown.
    */
   writtenPaths?(args: ToolArgs, ctx: ToolContext<S>): Promise<string[]>
+  /** Attachments by the name its manifest declares. */
+  attachments?: Readonly<Record<string, AttachmentSupport<S>>>
 }
 
 /** A plugin as the core holds it: the declaration with its types erased. */
@@ -214,6 +236,7 @@ export interface Plugin {
   operation?: OperationSupport<unknown>
   confirmLease?(check: LeaseCheck, ctx: ToolContext): Promise<LeaseVerdict>
   writtenPaths?(args: ToolArgs, ctx: ToolContext): Promise<string[]>
+  attachments?: Readonly<Record<string, AttachmentSupport<unknown>>>
 }
 
 /** Declares a plugin: the default export of plugins/<name>/index.ts. */

@@ -22,6 +22,7 @@ import type { GroupManifest } from './manifest/types.ts'
 import { McpServer } from './mcp/server.ts'
 import { ALL_REVISIONS } from './mcp/revisions.ts'
 import type { ServerInfo } from './plugin-api.ts'
+import { unavailableGroups } from './policy/availability.ts'
 import { resolveGroups } from './policy/groups.ts'
 import { createTokenBucket } from './policy/rate-limit.ts'
 import { createScrubber, REDACTED } from './safety/scrub.ts'
@@ -73,12 +74,25 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     scrub: (s) => scrubber.scrub(s),
     ...(config.logFile ? { file: config.logFile } : {}),
   })
-  const groups = resolveGroups(registry.groups, config.allow, config.enable)
+  // Groups that cannot work here (no upstream given, no git repository) are left out of the
+  // default set; server_info says why (policy/availability.ts).
+  const absent = unavailableGroups({
+    groups: registry.groups,
+    pluginOptions: Object.fromEntries(Object.entries(o.plugins).map(([n, p]) => [n, p.options])),
+    values: config.plugins,
+    flagOf: (plugin, option) => {
+      const entry = o.plugins[plugin]
+      return entry ? `--${pluginFlag(entry, option)}` : `--${option}`
+    },
+    cwd: process.cwd(),
+  })
+  const groups = resolveGroups(registry.groups, config.allow, config.enable, absent)
   if (!groups.ok) return failScrubbed(groups.error)
   if (info === 'print-config') {
     knowNamedTokens()
     const shown = scrubber.scrubDeep({ ...config, enabledGroups: [...groups.enabled] })
-    return print(`${JSON.stringify(shown, null, 2)}\n`)
+    return print(`${JSON.stringify(shown, null, 2)}
+`)
   }
   for (const w of groups.warnings) log.warn(w)
   // Each plugin's credential is read now, by the core: a missing or empty one stops start-up, and
@@ -121,6 +135,9 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     name: o.name,
     version: o.version,
     groups: [...groups.enabled],
+    absent: Object.fromEntries(
+      [...absent].filter(([g]) => registry.groups.get(g)?.access === 'default' && !groups.enabled.has(g)),
+    ),
     revisions: ALL_REVISIONS,
     limits,
   }

@@ -21,10 +21,18 @@ export class McpStdioClient {
   private readonly legacy: boolean
   readonly stderr: string[] = []
 
-  constructor(command: string, args: string[], opts: { revision?: string; env?: NodeJS.ProcessEnv } = {}) {
+  constructor(
+    command: string,
+    args: string[],
+    opts: { revision?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  ) {
     this.revision = opts.revision ?? '2026-07-28'
     this.legacy = this.revision !== '2026-07-28'
-    this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env })
+    this.child = spawn(command, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: opts.env ?? process.env,
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    })
     createInterface({ input: this.child.stdout }).on('line', (line) => this.onLine(line))
     createInterface({ input: this.child.stderr }).on('line', (line) => this.stderr.push(line))
     this.child.on('exit', () => {

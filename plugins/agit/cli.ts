@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Entry } from './entry.ts'
 import { writeAtomic } from './files.ts'
-import { gitOut, topLevel } from './git.ts'
+import { topLevel } from './git.ts'
 import { hookStatus, installHooks, uninstallHooks } from './hooks.ts'
 import { checkLocation } from './locations.ts'
 import { decodeBlob } from './objects.ts'
@@ -77,7 +77,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       case 'init': {
         const fresh = !repo.initialized
         await repo.init()
-        await excludeAgit(root)
+        await repo.excludeFromGit()
         const hooks = values['no-hooks'] ? [] : await installHooks(root, io.self)
         const files = await hostFiles(root, io.self, values.write === true)
         if (values.json) json({ root, created: fresh, hooks, files })
@@ -228,16 +228,6 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.err(`ag-mcp agit: ${(e as Error).message}`)
     return 1
   }
-}
-
-/** .agit/ stays out of `git status` through .git/info/exclude: no file of the user's is touched. */
-async function excludeAgit(root: string): Promise<void> {
-  const path = await gitOut(root, ['rev-parse', '--git-path', 'info/exclude'])
-  const abs = resolve(root, path)
-  const text = await readFile(abs, 'utf8').catch(() => '')
-  if (text.split('\n').includes('.agit/')) return
-  await mkdir(dirname(abs), { recursive: true })
-  await writeAtomic(abs, `${text}${text && !text.endsWith('\n') ? '\n' : ''}.agit/\n`)
 }
 
 const RULES = `# SYSTEM POLICY: AGIT MEMORY

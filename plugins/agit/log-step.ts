@@ -33,12 +33,46 @@ const MCP_CATEGORIES = ['intent', 'reasoning', 'error']
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many)
 
+/**
+ * The schema checks what it declares; AGIT also accepts fields it does not declare (top-level
+ * `locations`, legacy `file_path`/`line_number`). Those are checked here, with AGIT's wording.
+ */
+export function checkUndeclared(raw: Readonly<Record<string, unknown>>): string | undefined {
+  const bad = (o: Readonly<Record<string, unknown>>, at: string): string | undefined => {
+    if (o.locations !== undefined) {
+      if (!Array.isArray(o.locations)) return `${at}locations: expected an array`
+      for (const l of o.locations as unknown[]) {
+        const r = l as Record<string, unknown>
+        if (typeof r !== 'object' || r === null || typeof r.file !== 'string')
+          return `${at}locations: each needs a string file`
+        for (const k of ['start_line', 'end_line'])
+          if (r[k] !== undefined && !(Number.isInteger(r[k]) && (r[k] as number) >= 0))
+            return `${at}locations: ${k} must be a non-negative integer`
+      }
+    }
+    if (o.file_path !== undefined && typeof o.file_path !== 'string') return `${at}file_path: expected a string`
+    if (o.line_number !== undefined && !(Number.isInteger(o.line_number) && (o.line_number as number) >= 0))
+      return `${at}line_number: expected a non-negative integer`
+    return undefined
+  }
+  const top = bad(raw, '')
+  if (top) return `Invalid parameters: ${top}`
+  if (Array.isArray(raw.batch))
+    for (const [i, e] of (raw.batch as unknown[]).entries()) {
+      const r = bad(e as Record<string, unknown>, `batch[${i}].`)
+      if (r) return `Invalid parameters: ${r}`
+    }
+  return undefined
+}
+
 export async function logStep(
   repo: AgitRepo,
   args: LogStepArgs,
   now = () => Math.floor(Date.now() / 1000),
 ): Promise<ToolText> {
   if (!repo.initialized) return { text: NOT_INITIALIZED, isError: true }
+  const invalid = checkUndeclared(args as unknown as Record<string, unknown>)
+  if (invalid) return { text: invalid, isError: true }
   if (args.repo_path !== undefined) {
     const same = await sameRepository(repo.root, args.repo_path)
     if (!same.ok) return { text: same.error, isError: true }

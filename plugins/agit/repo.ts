@@ -3,7 +3,7 @@
 // cross-process lock; rewritten files are replaced atomically.
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, stat } from 'node:fs/promises'
-import { isAbsolute, join } from 'node:path'
+import { isAbsolute, join, resolve } from 'node:path'
 import type { Entry } from './entry.ts'
 import { parseIndex, serializeEntry } from './entry.ts'
 import type { ParsedIndex } from './entry.ts'
@@ -60,6 +60,14 @@ export class AgitRepo {
     })
   }
 
+  /** .agit/ stays out of `git status` through .git/info/exclude: no file of the user's is touched. */
+  async excludeFromGit(): Promise<void> {
+    const path = resolve(this.root, await gitOut(this.root, ['rev-parse', '--git-path', 'info/exclude']))
+    const text = await readText(path)
+    if (text.split('\n').includes('.agit/')) return
+    await writeAtomic(path, `${text}${text && !text.endsWith('\n') ? '\n' : ''}.agit/\n`)
+  }
+
   async storageVersion(): Promise<number> {
     try {
       const c = JSON.parse(await readFile(this.path('config.json'), 'utf8')) as { storage_version?: unknown }
@@ -99,9 +107,12 @@ export class AgitRepo {
     return r.code === 0 ? r.stdout.trim() : undefined
   }
 
+  /** user.email as AGIT reads it; else the email git itself would commit with (GIT_AUTHOR_EMAIL, …). */
   async author(): Promise<string> {
     const r = await git(this.root, ['config', 'user.email'], { okCodes: [1] })
-    return r.stdout.trim() || 'unknown'
+    if (r.stdout.trim()) return r.stdout.trim()
+    const ident = await git(this.root, ['var', 'GIT_AUTHOR_IDENT'], { okCodes: [128] }).catch(() => undefined)
+    return /<([^>]*)>/.exec(ident?.stdout ?? '')?.[1] || 'unknown'
   }
 
   // ---- the index ----

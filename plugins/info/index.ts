@@ -8,6 +8,7 @@ const handlers: Handlers<PluginTools['info']> = {
     name: ctx.server.name,
     version: ctx.server.version,
     groups: [...ctx.server.groups],
+    ...(ctx.server.absent && Object.keys(ctx.server.absent).length > 0 ? { absent: { ...ctx.server.absent } } : {}),
     revisions: [...ctx.server.revisions],
     limits: { ...ctx.server.limits },
   }),

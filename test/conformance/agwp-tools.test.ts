@@ -40,6 +40,14 @@ const DEFAULT_TOOLS = [
   'run_release',
   'lease_acquire',
   'lease_release',
+  // ag-mcp runs inside this repository's checkout (a git work tree): the agit group is on too.
+  'agit_log_step',
+  'agit_get_status',
+  'agit_get_file_history',
+  'agit_get_relevant_context',
+  'agit_read_roadmap',
+  'agit_get_recent_summaries',
+  'agit_get_context',
 ]
 
 interface Asserts {
@@ -72,7 +80,7 @@ for (const era of ERAS) {
     t.same(
       [...names].sort(),
       [...DEFAULT_TOOLS].sort(),
-      'the default groups: core, read, workspace, propose, coordinate',
+      'the default groups: core, read, workspace, propose, coordinate, agit',
     )
     const bytes = Buffer.byteLength(JSON.stringify(list))
     t.ok(

@@ -2,7 +2,8 @@
 // every allow-list and every tool, a disallowed tool sends nothing; narrowing rules refuse
 // before any write leaves; the token never appears in any byte ag-mcp writes.
 import t from 'tap'
-import { writeFileSync, chmodSync } from 'node:fs'
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { manifests } from '../../generated/manifests.js'
 import type { JsonSchema } from '../../core/src/manifest/types.ts'
@@ -13,12 +14,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 
 const TOKEN = 'agwp_' + 'Pq7'.repeat(14) + 'Z'
 const tools = manifests.flatMap((m) => m.tools.map((tool) => ({ tool, group: m.group, access: m.access })))
-// The continuity plugin's groups are not enumerated with the AGWP groups (each would double the
-// processes): they are switched on together in every other allow-list instead (see below).
-const LOCAL = ['continuity', 'bundles']
+// The local plugins' groups (agit, continuity, bundles) are not enumerated with the AGWP groups
+// (each would double the processes): they are switched on together in every other allow-list
+// instead (see below).
+const LOCAL = ['agit', 'continuity', 'bundles']
 const selectable = manifests
   .filter((m) => (m.access === 'default' || m.access === 'opt-in') && !LOCAL.includes(m.group))
   .map((m) => m.group)
+/** Outside any git work tree (not under .tap/ in the checkout): an enabled agit group writes nothing there. */
+const outsideGit = mkdtempSync(join(tmpdir(), 'ag-mcp-policy-'))
 const everyProcess: McpProcess[] = []
 
 /** Every request gets an AGWP 404, so callers see a well-formed upstream error. */
@@ -62,48 +66,65 @@ async function call(p: McpProcess, name: string, args: unknown) {
 }
 
 t.test('every allow-list × every tool: a disallowed tool makes zero upstream requests', async (t) => {
-  const up = await recordingUpstream()
-  t.teardown(() => up.close())
   const dir = t.testdir({})
   const file = tokenFile(dir)
   // Every subset of the selectable groups, each with and without --enable-integrate.
   const subsets: string[][] = []
   for (let mask = 0; mask < 1 << selectable.length; mask++) subsets.push(selectable.filter((_, i) => mask & (1 << i)))
+  const lists = subsets.flatMap((plain) =>
+    [false, true].map((integrate) => ({
+      integrate,
+      subset: (plain.length + (integrate ? 1 : 0)) % 2 === 1 ? [...plain, ...LOCAL] : plain,
+    })),
+  )
   let refusals = 0
-  for (const plain of subsets) {
-    for (const integrate of [false, true]) {
-      const subset = (plain.length + (integrate ? 1 : 0)) % 2 === 1 ? [...plain, ...LOCAL] : plain
-      const args = [
-        '--upstream',
-        up.url,
-        '--token-file',
-        file,
-        '--allow',
-        subset.length ? subset.join(',') : 'read',
-        '--rate-limit',
-        '1000/s',
-      ]
-      if (subset.length === 0) args.splice(args.indexOf('--allow'), 2, '--allow', '')
-      if (integrate) args.push('--enable-integrate')
-      const p = startMcp(t, { args })
-      everyProcess.push(p)
-      const enabled = new Set(['core', ...subset, ...(integrate ? ['integrate'] : [])])
-      for (const { tool, group } of tools) {
-        const before = up.requests.length
-        const r = await call(p, tool.name, sample(tool.input))
-        if (enabled.has(group)) continue
-        refusals++
-        if (!r.isError || up.requests.length !== before || !r.text.includes(`"${group}" group`)) {
-          t.fail(
-            `${tool.name} with --allow ${subset.join(',')}${integrate ? ' --enable-integrate' : ''}: ${r.text}; ${up.requests.length - before} request(s)`,
-          )
+  // A few processes at once, each worker with its own recording upstream (so a request is
+  // attributed to the process that made it): the wall time stays within the file's timeout
+  // on a loaded machine.
+  const WORKERS = 4
+  const worker = async () => {
+    const up = await recordingUpstream()
+    try {
+      for (let next = lists.shift(); next; next = lists.shift()) {
+        const { subset, integrate } = next
+        const args = [
+          '--upstream',
+          up.url,
+          '--token-file',
+          file,
+          '--allow',
+          subset.length ? subset.join(',') : 'read',
+          '--rate-limit',
+          '1000/s',
+        ]
+        if (subset.length === 0) args.splice(args.indexOf('--allow'), 2, '--allow', '')
+        if (integrate) args.push('--enable-integrate')
+        const p = startMcp(t, { args, cwd: outsideGit })
+        everyProcess.push(p)
+        const enabled = new Set(['core', ...subset, ...(integrate ? ['integrate'] : [])])
+        for (const { tool, group } of tools) {
+          // An enabled local tool has no root here (each call would retry its start-up): nothing to learn.
+          if (LOCAL.includes(group) && enabled.has(group)) continue
+          const before = up.requests.length
+          const r = await call(p, tool.name, sample(tool.input))
+          if (enabled.has(group)) continue
+          refusals++
+          if (!r.isError || up.requests.length !== before || !r.text.includes(`"${group}" group`)) {
+            t.fail(
+              `${tool.name} with --allow ${subset.join(',')}${integrate ? ' --enable-integrate' : ''}: ${r.text}; ${up.requests.length - before} request(s)`,
+            )
+          }
         }
+        p.assertValid(t)
+        t.equal((await p.close()).code, 0)
       }
-      p.assertValid(t)
-      t.equal((await p.close()).code, 0)
+    } finally {
+      await up.close()
     }
   }
-  t.ok(refusals > 500, `${refusals} refusals checked across ${subsets.length * 2} allow-lists`)
+  const total = lists.length
+  await Promise.all(Array.from({ length: WORKERS }, worker))
+  t.ok(refusals > 500, `${refusals} refusals checked across ${total} allow-lists`)
 })
 
 t.test('--repo, --write-path, path safety and --require-lease refuse before any write leaves', async (t) => {

@@ -83,15 +83,29 @@ t.test('--print-config shows the resolved configuration and never the token', as
   const file = join(dir, 'token')
   writeFileSync(file, TOKEN)
   chmodSync(file, 0o600)
-  const p = run(['--token-file', file, '--repo', 'team-*', '--max-output-bytes', '4096', '--print-config'], {
-    AG_MCP_PAGE_SIZE: '7',
-  })
+  const p = run(
+    [
+      '--upstream',
+      'http://127.0.0.1:9',
+      '--token-file',
+      file,
+      '--repo',
+      'team-*',
+      '--max-output-bytes',
+      '4096',
+      '--print-config',
+    ],
+    {
+      AG_MCP_PAGE_SIZE: '7',
+    },
+  )
   t.equal(p.code, 0)
   const cfg = JSON.parse(p.stdout) as Record<string, unknown>
   t.same(cfg['repo'], ['team-*'])
   t.equal(cfg['maxOutputBytes'], 4096)
   t.equal(cfg['pageSize'], 7, 'environment variables set flags')
-  t.same(cfg['enabledGroups'], ['core', 'coordinate', 'propose', 'read', 'workspace'])
+  // Run inside this repository's checkout (a git work tree): agit is on beside the AGWP groups.
+  t.same(cfg['enabledGroups'], ['core', 'agit', 'coordinate', 'propose', 'read', 'workspace'])
   t.notOk(p.stdout.includes(TOKEN))
 })
 

@@ -17,7 +17,12 @@ export const PROPERTY_PATTERN = /^[a-z][A-Za-z0-9_]{0,63}$/
  */
 export type PluginCatalog = Record<
   string,
-  { handlers: readonly string[]; checkOperation?: (operation: unknown, inputProperties: readonly string[]) => string[] }
+  {
+    handlers: readonly string[]
+    checkOperation?: (operation: unknown, inputProperties: readonly string[]) => string[]
+    /** Names of the attachments the plugin implements. */
+    attachments?: readonly string[]
+  }
 >
 
 export function checkManifests(manifests: readonly GroupManifest[], plugins: PluginCatalog): string[] {
@@ -96,7 +101,30 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       }
     }
   }
+  const allTools = manifests.flatMap((m) => m.tools.map((t) => ({ group: m.group, tool: t })))
+  for (const m of manifests) {
+    for (const a of m.attachments ?? []) {
+      const at = `manifest ${m.group}, attachment ${a.name}`
+      const target = allTools.find((x) => x.tool.name === a.tool)
+      if (!target) problems.push(`${at}: tool "${a.tool}" does not exist`)
+      else {
+        if (target.group === m.group) problems.push(`${at}: attachments are for another group's tools`)
+        if (!(a.argument in target.tool.input.properties))
+          problems.push(`${at}: "${a.argument}" is not an input property of ${a.tool}`)
+        for (const field of Object.values(a.result ?? {}))
+          if (!(field in target.tool.output.properties))
+            problems.push(`${at}: result field "${field}" is not an output property of ${a.tool}`)
+      }
+      const plugin = plugins[m.plugin]
+      if (plugin && !(plugin.attachments ?? []).includes(a.name))
+        problems.push(`${at}: plugin "${m.plugin}" does not implement it (definePlugin attachments)`)
+    }
+  }
   for (const [name, p] of Object.entries(plugins)) {
+    for (const a of p.attachments ?? []) {
+      if (!manifests.some((m) => m.plugin === name && (m.attachments ?? []).some((x) => x.name === a)))
+        problems.push(`plugin ${name}: attachment "${a}" is declared by no manifest naming this plugin`)
+    }
     for (const h of p.handlers) {
       const m = manifests.find((x) => x.plugin === name && x.tools.some((t) => t.name === h))
       if (!m) problems.push(`plugin ${name}: handler "${h}" serves no tool of a manifest naming this plugin`)

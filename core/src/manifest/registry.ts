@@ -1,6 +1,7 @@
 // Every tool, resource and prompt the bundled manifests declare, in a deterministic order,
 // and the subset the operator enabled. Built once at start-up from data; no tool is special.
 import type {
+  AttachmentManifest,
   GroupAccess,
   GroupManifest,
   PromptManifest,
@@ -17,6 +18,13 @@ export interface GroupInfo {
   tools: readonly string[]
 }
 
+export interface RegisteredAttachment extends AttachmentManifest {
+  group: string
+  plugin: string
+}
+
+const NONE: readonly RegisteredAttachment[] = []
+
 export class Registry {
   readonly groups: ReadonlyMap<string, GroupInfo>
   private readonly toolsByName = new Map<string, RegisteredTool>()
@@ -24,6 +32,7 @@ export class Registry {
   private readonly resourcesList: (ResourceManifest & { group: string })[] = []
   private readonly templatesList: (ResourceTemplateManifest & { group: string })[] = []
   private readonly promptsList: (PromptManifest & { group: string })[] = []
+  private readonly attachmentsByTool = new Map<string, RegisteredAttachment[]>()
 
   constructor(manifests: readonly GroupManifest[]) {
     const groups = new Map<string, GroupInfo>()
@@ -43,8 +52,19 @@ export class Registry {
       for (const r of m.resources ?? []) this.resourcesList.push({ ...r, group: m.group })
       for (const r of m.resourceTemplates ?? []) this.templatesList.push({ ...r, group: m.group })
       for (const p of m.prompts ?? []) this.promptsList.push({ ...p, group: m.group })
+      for (const a of m.attachments ?? []) {
+        const list = this.attachmentsByTool.get(a.tool) ?? []
+        list.push({ ...a, group: m.group, plugin: m.plugin })
+        this.attachmentsByTool.set(a.tool, list)
+      }
     }
     this.groups = groups
+  }
+
+  /** Attachments other enabled groups contribute to calls of `tool`. */
+  attachments(tool: string, enabled: ReadonlySet<string>): readonly RegisteredAttachment[] {
+    const list = this.attachmentsByTool.get(tool)
+    return list ? list.filter((a) => enabled.has(a.group)) : NONE
   }
 
   tool(name: string): RegisteredTool | undefined {

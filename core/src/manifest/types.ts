@@ -64,6 +64,23 @@ export interface PromptManifest {
   messages: { role: 'user' | 'assistant'; text: string }[]
 }
 
+/**
+ * Data one group's plugin contributes to another group's tool call, declared here so the core
+ * can pass it through: plugins never import each other. Before the target tool runs, the
+ * contributing plugin's `attachments[name].provide` returns a value for `argument`; after the
+ * target succeeds, `settle` gets the `result` fields named here (its output field by our name).
+ */
+export interface AttachmentManifest {
+  name: string
+  /** The tool (of another group) whose call carries the attachment. */
+  tool: string
+  /** The input argument of that tool the value goes in (a string is appended after the caller's own). */
+  argument: string
+  /** Output fields of the target passed to settle: `{ ourName: "outputField" }`. */
+  result?: Record<string, string>
+  description: string
+}
+
 export type GroupAccess = 'always' | 'default' | 'opt-in' | 'flag-only'
 
 export interface GroupManifest {
@@ -75,6 +92,7 @@ export interface GroupManifest {
   resources?: ResourceManifest[]
   resourceTemplates?: ResourceTemplateManifest[]
   prompts?: PromptManifest[]
+  attachments?: AttachmentManifest[]
 }
 
 /** A tool with the group it belongs to, as the registry holds it. */

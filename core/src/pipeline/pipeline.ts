@@ -19,6 +19,7 @@ import { isPluginFailure } from '../plugin-api.ts'
 import { disabledToolMessage } from '../policy/groups.ts'
 import type { Scrubber } from '../safety/scrub.ts'
 import { sanitizeText, unescapeName } from '../safety/sanitize.ts'
+import { attach, settle } from './attachments.ts'
 import type { LoadedPlugin, PluginSet } from './plugins.ts'
 import { checkCallPolicy, scopeRepoFields } from './policy-check.ts'
 import type { CallPolicy } from './policy-check.ts'
@@ -119,9 +120,22 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
       return renderError(tool, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
     const handler = plugin.handlers[tool.name] ?? plugin.operation?.run
     if (!handler) return renderError(tool, `failed: the ${tool.plugin} plugin has no handler for it.`, undefined, env)
+    // Other groups' contributions to this call (see attachments.ts); none: no extra work.
+    const { args: callArgs, attached } = await attach(
+      {
+        registry: o.registry,
+        enabled: o.enabled,
+        plugins: o.plugins,
+        log: o.log,
+        context: (l, spec) => new ToolCall(opts, o.log, l.state, spec, o.serverInfo),
+        valid: (a) => validators.input(a),
+      },
+      tool.name,
+      policy.args,
+    )
     let data: unknown
     try {
-      data = await handler(policy.args, ctx)
+      data = await handler(callArgs, ctx)
     } catch (e) {
       if (isPluginFailure(e)) {
         // Only a failure the upstream answered is worded as the upstream's; the rest are the plugin's own.
@@ -156,6 +170,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         env,
       )
     }
+    if (attached.length > 0) await settle(o, attached, data)
     if (tool.repoFields !== undefined && o.policy.repoGlobs.length > 0)
       data = await scopeRepoFields(o.policy.repoGlobs, tool.repoFields, data)
     return renderSuccess(tool, data, env, opts.structured)

@@ -14,6 +14,8 @@ export function resolveGroups(
   groups: ReadonlyMap<string, GroupInfo>,
   allow: readonly string[] | undefined,
   enableFlags: readonly string[],
+  /** Groups that cannot work here (availability.ts): left out of the default set. */
+  unavailable: ReadonlyMap<string, string> = new Map(),
 ): GroupResolution {
   const enabled = new Set<string>()
   const warnings: string[] = []
@@ -21,7 +23,8 @@ export function resolveGroups(
   const selectable = [...groups.values()]
     .filter((g) => g.access === 'default' || g.access === 'opt-in')
     .map((g) => g.name)
-  const requested = allow ?? [...groups.values()].filter((g) => g.access === 'default').map((g) => g.name)
+  const requested =
+    allow ?? [...groups.values()].filter((g) => g.access === 'default' && !unavailable.has(g.name)).map((g) => g.name)
   for (const raw of requested) {
     const name = raw.trim()
     if (name === '') continue

@@ -140,3 +140,20 @@ t.test('hostile file names and messages are data', async (t) => {
   const none = await getFileHistory(repo, ':(top)README.md')
   t.equal(none.text, 'No history found for file: :(top)README.md', 'pathspec magic is not interpreted')
 })
+
+t.test('init --write creates host configs and rules only where none exist', async (t) => {
+  const dir = makeRepo()
+  writeFileSync(join(dir, '.mcp.json'), '{"mine": true}\n')
+  const out = agit(dir, 'init', '--write', '--no-hooks')
+  t.match(out, '.mcp.json: exists, left alone')
+  t.match(out, 'CLAUDE.md: created')
+  t.match(out, '.cursor/mcp.json: created')
+  t.equal(readFileSync(join(dir, '.mcp.json'), 'utf8'), '{"mine": true}\n', "the user's file is untouched")
+  const cursor = JSON.parse(readFileSync(join(dir, '.cursor/mcp.json'), 'utf8')) as {
+    mcpServers: Record<string, { command: string; args: string[] }>
+  }
+  t.same(cursor.mcpServers['ag-mcp']?.args, [bin])
+  t.match(readFileSync(join(dir, 'CLAUDE.md'), 'utf8'), 'agit_get_file_history')
+  t.notOk(existsSync(join(dir, '.git/hooks/post-commit')), '--no-hooks installs none')
+  t.match(agit(dir, 'init'), '.agit/ already exists')
+})

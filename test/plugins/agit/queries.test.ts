@@ -105,6 +105,17 @@ t.test('search: BM25 over pending and committed thoughts, persisted, loaded lazi
   t.equal((await getRelevantContext(again, repo, 'build', 100)).text.split('\n\n').length, 1, 'limit clamps to 50')
 })
 
+t.test('searches at once index each thought once', async (t) => {
+  const { repo } = await setup()
+  await repo.append([{ role: 'ai', category: 'note', content: 'parallel words', timestamp: 1 }])
+  const search = new ThoughtSearch(repo)
+  const all = await Promise.all([1, 2, 3, 4].map(() => search.search('parallel', 5)))
+  t.same(
+    all.map((h) => h.length),
+    [1, 1, 1, 1],
+  )
+})
+
 t.test('a corrupt search cache is rebuilt, not fatal', async (t) => {
   const { dir, repo } = await setup()
   mkdirSync(join(dir, '.agit/ag-mcp'), { recursive: true })
