@@ -238,5 +238,6 @@ export function checkUpstream(raw: string, allowInsecureHttp: boolean, flag = 'u
       `--${flag} ${url.origin} is refused: plain http:// would send the token in clear to a non-loopback host; use https://, or pass --allow-insecure-http if this network is trusted`,
     )
   }
-  return url.href.replace(/\/+$/, '')
+  // ag-server prints its URL with the API prefix; the base is what comes before it.
+  return url.href.replace(/\/+$/, '').replace(/\/agwp\/v1$/, '')
 }
