@@ -32,7 +32,7 @@ class Refusal extends Error {
 const usage = (m: string): Refusal => new Refusal(m, 2)
 
 const INSTALL_USAGE = `usage: ag-mcp install <${HOSTS.join('|')}> [--write] [--force] [--name NAME] [--file PATH]
-         --upstream URL (--token-file PATH | --token-env NAME) [-- more ag-mcp flags]
+         (--local [REPO] | --upstream URL (--token-file PATH | --token-env NAME)) [-- more ag-mcp flags]
        ag-mcp uninstall <host> [--name NAME] [--file PATH] [--force]`
 
 interface Options {
@@ -44,6 +44,8 @@ interface Options {
   upstream: string | undefined
   tokenFile: string | undefined
   tokenEnv: string | undefined
+  /** --local [REPO]: the repository local mode serves (absolute), or undefined. */
+  local: string | undefined
   rest: string[]
 }
 
@@ -66,6 +68,7 @@ function parse(argv: readonly string[], verb: string): Options {
     upstream: undefined,
     tokenFile: undefined,
     tokenEnv: undefined,
+    local: undefined,
     rest: [],
   }
   for (let i = 0; i < tail.length; i++) {
@@ -76,6 +79,11 @@ function parse(argv: readonly string[], verb: string): Options {
     }
     const eq = arg.indexOf('=')
     const flag = arg.startsWith('--') ? arg.slice(2, eq === -1 ? undefined : eq) : ''
+    if (flag === 'local' && eq === -1) {
+      const next = tail[i + 1]
+      o.local = next !== undefined && !next.startsWith('--') ? (i++, next) : '.'
+      continue
+    }
     if ((SWITCHES as readonly string[]).includes(flag) && eq === -1) {
       o[flag as (typeof SWITCHES)[number]] = true
       continue
@@ -85,7 +93,7 @@ function parse(argv: readonly string[], verb: string): Options {
         `${verb}: there is no --token: the entry names a token file (--token-file) or a variable (--token-env), never the token`,
       )
     if (!(VALUE_FLAGS as readonly string[]).includes(flag)) {
-      const near = closest(flag || arg, [...VALUE_FLAGS, ...SWITCHES])
+      const near = closest(flag || arg, [...VALUE_FLAGS, ...SWITCHES, 'local'])
       throw usage(
         `${verb}: unknown argument ${arg}${near ? ` (did you mean --${near}?)` : ''}; ag-mcp flags for the entry go after --`,
       )
@@ -119,9 +127,15 @@ export function isOurs(entry: unknown): boolean {
 }
 
 function entryFor(o: Options, io: Io): ServerEntry {
+  if (o.local !== undefined) {
+    if (o.upstream !== undefined || o.tokenFile !== undefined || o.tokenEnv !== undefined)
+      throw usage('install: --local starts its own ag-server and token; drop --upstream, --token-file and --token-env')
+    const self = selfCommand()
+    return { command: self.command, args: [...self.args, '--local', resolve(io.cwd, o.local), ...checkedRest(o.rest)] }
+  }
   if (o.upstream === undefined)
     throw usage(
-      `install: name the ag-server with --upstream URL (and --token-file PATH or --token-env NAME)\n${INSTALL_USAGE}`,
+      `install: name the ag-server with --upstream URL (and --token-file PATH or --token-env NAME), or use --local [REPO]\n${INSTALL_USAGE}`,
     )
   let upstream: string
   try {
@@ -131,18 +145,23 @@ function entryFor(o: Options, io: Io): ServerEntry {
   }
   if ((o.tokenFile === undefined) === (o.tokenEnv === undefined))
     throw usage('install: name exactly one source of the token: --token-file PATH (mode 0600) or --token-env NAME')
-  // A value that looks like a credential would sit in the host's file in clear: refuse it.
+  const rest = checkedRest(o.rest)
+  const self = selfCommand()
+  const token =
+    o.tokenFile !== undefined ? ['--token-file', resolve(io.cwd, o.tokenFile)] : ['--token-env', o.tokenEnv as string]
+  return { command: self.command, args: [...self.args, '--upstream', upstream, ...token, ...rest] }
+}
+
+/** The flags after --, refused when one would put a credential in the host's file in clear. */
+function checkedRest(rest: string[]): string[] {
   const looksSecret = createScrubber(() => [])
-  for (const a of o.rest) {
+  for (const a of rest) {
     if (a === '--token' || a.startsWith('--token='))
       throw usage('install: there is no --token flag; use --token-file PATH or --token-env NAME')
     if (looksSecret.scrub(a) !== a)
       throw usage('install: an argument after -- looks like a credential; the entry never holds one')
   }
-  const self = selfCommand()
-  const token =
-    o.tokenFile !== undefined ? ['--token-file', resolve(io.cwd, o.tokenFile)] : ['--token-env', o.tokenEnv as string]
-  return { command: self.command, args: [...self.args, '--upstream', upstream, ...token, ...o.rest] }
+  return rest
 }
 
 function readCurrent(file: string): string {

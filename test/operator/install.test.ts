@@ -227,3 +227,20 @@ t.test('bad input: a clear refusal, nothing written', async (t) => {
   t.match(r.stderr, /mcp\.json: it is not valid JSON/)
   t.equal(readFileSync(broken, 'utf8'), '{"mcpServers": {', 'a broken file is left alone')
 })
+
+t.test('install --local: the entry runs local mode on that repository, with no token at all', async (t) => {
+  const home = t.testdir({ proj: {} })
+  const r = agMcp(home, 'install', 'claude-code', '--local', 'proj', '--write')
+  t.equal(r.code, 0, r.stderr)
+  const entry = (
+    JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8')) as { mcpServers: Record<string, unknown> }
+  ).mcpServers['agentgit']
+  t.same(entry, {
+    type: 'stdio',
+    command: realpathSync(process.execPath),
+    args: [realpathSync(BINARY), '--local', join(realpathSync(home), 'proj')],
+  })
+  const both = agMcp(home, 'install', 'cursor', '--local', '--upstream', 'https://a.example')
+  t.equal(both.code, 2)
+  t.match(both.stderr, /--local starts its own ag-server and token; drop --upstream/)
+})
