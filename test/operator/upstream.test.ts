@@ -1,16 +1,26 @@
 // `--upstream` takes the URL ag-server prints (`ag-server listening on http://…/agwp/v1`) as well
-// as the bare base URL: both resolve to the same base.
+// as the bare base URL: a real call through ag-mcp reaches the server either way.
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
-import { BINARY } from '../helpers/mcp-process.ts'
+import { chmodSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { startMcp } from '../helpers/mcp-process.ts'
+import { fixture } from '../server/helpers.ts'
+
+const fx = await fixture()
+t.teardown(fx.close)
 
 t.test('the URL ag-server prints works as --upstream, with or without /agwp/v1', async (t) => {
-  for (const url of ['http://127.0.0.1:7420/agwp/v1', 'http://127.0.0.1:7420/agwp/v1/', 'http://127.0.0.1:7420']) {
-    const r = spawnSync(process.execPath, [BINARY, '--upstream', url, '--print-config'], {
-      encoding: 'utf8',
-      env: { PATH: process.env['PATH'] ?? '' },
-    })
-    t.equal(r.status, 0, r.stderr)
-    t.equal((JSON.parse(r.stdout) as { upstream: string }).upstream, 'http://127.0.0.1:7420', url)
+  const dir = t.testdir({})
+  const token = join(dir, 'alice.token')
+  writeFileSync(token, fx.tokens['alice'] as string)
+  chmodSync(token, 0o600)
+  const printed = fx.server.url
+  t.match(printed, /\/agwp\/v1$/, 'ag-server reports the URL with its API prefix')
+  for (const url of [printed, `${printed}/`, printed.replace(/\/agwp\/v1$/, '')]) {
+    const p = startMcp(t, { args: ['--upstream', url, '--token-file', token] })
+    const r = await p.request('tools/call', { name: 'whoami', arguments: {} })
+    t.notOk(r.result?.['isError'], `${url}: ${JSON.stringify(r.result?.['content'])}`)
+    t.match(r.result?.['structuredContent'], { principal: 'agent:alice' }, url)
+    await p.close()
   }
 })
