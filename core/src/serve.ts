@@ -68,11 +68,19 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const { renderHelp } = await import('./config/help.ts')
     return print(await renderHelp(o.name, registry, flagTable(o.plugins)))
   }
-  const log = createLogger({
-    level: config.logLevel,
-    scrub: (s) => scrubber.scrub(s),
-    ...(config.logFile ? { file: config.logFile } : {}),
-  })
+  let log: ClosableLogger
+  try {
+    log = createLogger({
+      level: config.logLevel,
+      scrub: (s) => scrubber.scrub(s),
+      ...(config.logFile ? { file: config.logFile } : {}),
+    })
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message
+    return fail(
+      `ag-mcp: --log-file ${config.logFile ?? ''}: cannot open it for appending (${why}); create its folder, or name a file this user can write`,
+    )
+  }
   const groups = resolveGroups(registry.groups, config.allow, config.enable)
   if (!groups.ok) return failScrubbed(groups.error)
   if (info === 'print-config') {
@@ -125,6 +133,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     limits,
   }
   const plugins = new PluginSet(o.plugins, { options: config.plugins, credentials, log })
+  logStartup(o, config, [...groups.enabled], registry, log)
   const pipeline = createPipeline({
     identity: { name: o.name, title: o.title, version: o.version },
     instructions: o.instructions,
@@ -312,4 +321,38 @@ function hideSecretValues(message: string, values: readonly string[], scrubber: 
 function fail(message: string): number {
   process.stderr.write(`${message}\n`)
   return 2
+}
+
+/**
+ * One line that says what this process serves (never the token), and a warning for each upstream
+ * plugin that has enabled groups but no upstream: such a process answers, but every call fails.
+ */
+function logStartup(
+  o: ServeOptions,
+  config: Readonly<Config>,
+  enabled: readonly string[],
+  registry: Registry,
+  log: ClosableLogger,
+): void {
+  const upstreams: string[] = []
+  for (const [name, entry] of Object.entries(o.plugins)) {
+    const urlOption = Object.entries(entry.options).find(([, s]) => s.role === 'upstream-url')?.[0]
+    if (urlOption === undefined) continue
+    const url = config.plugins[name]?.[urlOption]
+    if (typeof url === 'string') {
+      upstreams.push(new URL(url).origin)
+      continue
+    }
+    const idle = enabled.filter((g) => registry.groups.get(g)?.plugin === name)
+    const flag = pluginFlag(entry, urlOption)
+    if (idle.length > 0)
+      log.warn(
+        `no --${flag}: the ${idle.join(', ')} group(s) have no server to call; pass --${flag} URL (the URL ag-server prints), or run ag-mcp --local in your repository`,
+      )
+  }
+  log.info(`${o.name} ${o.version} serving MCP on stdio`, {
+    groups: enabled.join(','),
+    upstream: upstreams.join(',') || 'none',
+    revisions: ALL_REVISIONS.join(','),
+  })
 }
