@@ -39,6 +39,11 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
   }
   if (command === 'install' || command === 'uninstall')
     code = (await import('../operator/install.ts'))[command](argv.slice(1), io)
+  else if (command === 'doctor')
+    code = await (await import('../operator/doctor.ts')).doctor(argv.slice(1), io, manifests, plugins)
+  else if (command === 'tools')
+    code = (await import('../operator/tools.ts')).tools(argv.slice(1), io, manifests, plugins)
+  else if (command === 'config') code = (await import('../operator/config-cmd.ts')).config(argv.slice(1), io, plugins)
   else if (command === 'proposals') code = await (await import('../operator/proposals.ts')).proposals(argv.slice(1), io)
   else if (argv.includes('--local')) return (await import('../operator/local.ts')).runLocal(argv, env, serve, io)
   else return serve(argv, env)
