@@ -39,6 +39,20 @@ function serverPid(repo: string): number {
   return (JSON.parse(readFileSync(join(repo, '.ag', 'server', 'lock'), 'utf8')) as { pid: number }).pid
 }
 
+/** Resolves once the private ag-server has written its listen address, or after 600 polls. */
+async function listening(repo: string): Promise<boolean> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((JSON.parse(readFileSync(join(repo, '.ag', 'server', 'lock'), 'utf8')) as { listen?: string }).listen)
+        return true
+    } catch {
+      // not yet written
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return false
+}
+
 /** Resolves once `pid` is gone; fails the wait (not the clock) after 100 polls of 100 ms. */
 async function gone(pid: number): Promise<boolean> {
   for (let i = 0; i < 100; i++) {
@@ -94,6 +108,8 @@ t.test('the private ag-server exits with ag-mcp: stdin closed, or ag-mcp killed'
   const repo = makeRepo(home)
   for (const end of ['stdin closes', 'SIGKILL'] as const) {
     const p = startMcp(t, { args: ['--local', repo], env: env(home), exactEnv: true })
+    // The first start sets the repository up (several ag-server commands): slow on a busy machine.
+    t.ok(await listening(repo), 'the private ag-server is up')
     const r = await p.request('tools/call', { name: 'server_info', arguments: {} })
     t.notOk(r.result?.['isError'])
     const pid = serverPid(repo)
