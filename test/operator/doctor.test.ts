@@ -53,7 +53,8 @@ t.test('a good setup: every check passes, exit 0', async (t) => {
     tokenFile(dir, 'alice', fx.tokens['alice'] as string),
   )
   t.equal(r.code, 0, r.stdout + r.stderr)
-  t.match(r.stdout, /^ok\s+config\s+groups core, coordinate, propose, read, workspace$/m)
+  // agit's group joins when the directory is a git repository.
+  t.match(r.stdout, /^ok\s+config\s+groups core, (agit, )?coordinate, propose, read, workspace$/m)
   t.match(r.stdout, /^ok\s+token\s+--token-file .*alice\.token \(mode 0600\)$/m)
   t.match(
     r.stdout,
