@@ -503,4 +503,13 @@ for (const b of bundles) {
   const bytes = onlyOutput(result).bytes
   console.log(`${b.out}: ${(bytes / 1024).toFixed(1)} KiB`)
 }
+// The config file schema the package ships (ag-mcp.schema.json), from the bundle's own flag table:
+// written by every build, like docs/tools.md, so a new plugin option is in it at once.
+if (!extraDir) {
+  const { execFileSync } = await import('node:child_process')
+  const schema = execFileSync(process.execPath, [join(root, 'dist', 'ag-mcp.mjs'), 'config', 'schema'], {
+    encoding: 'utf8',
+  })
+  await writeFile(join(root, 'ag-mcp.schema.json'), schema)
+}
 await rm(join(gen, 'tmp'), { recursive: true, force: true })

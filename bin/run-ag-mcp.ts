@@ -10,19 +10,26 @@ import { plugins } from '../generated/plugins.js'
 
 declare const AG_MCP_VERSION: string
 
+/**
+ * The commands that are not a server come first (agit's; the operator's install, uninstall and
+ * proposals), then local mode; each is a lazy chunk, so serving MCP parses none of them.
+ */
 export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const command = argv[0]
+  const io = {
+    out: (s: string) => void process.stdout.write(`${s}\n`),
+    err: (s: string) => void process.stderr.write(`${s}\n`),
+    env,
+    cwd: process.cwd(),
+  }
+  let code: number
   // `ag-mcp agit …` is the thought log's command line (and what its git hooks run), not a server.
-  if (argv[0] === 'agit') {
+  if (command === 'agit') {
     const { main } = await import('../plugins/agit/cli.ts')
     const script = process.argv[1]
     // The hooks run this same ag-mcp: node and the script (the ESM binary), or the executable alone.
     const self = script && /\.[cm]?js$/.test(script) ? [process.execPath, resolve(script)] : [process.execPath]
-    return main(argv.slice(1), {
-      out: (l) => process.stdout.write(`${l}\n`),
-      err: (l) => process.stderr.write(`${l}\n`),
-      cwd: process.cwd(),
-      self,
-    })
+    return main(argv.slice(1), { out: io.out, err: io.err, cwd: io.cwd, self })
   }
   // `ag-mcp continuity …` is the human CLI of the continuity plugin (Agentpack's `task close`,
   // block and abandon live only there); it never starts the MCP server.
@@ -30,6 +37,22 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
     const { runContinuityCli } = await import('./continuity-cli.ts')
     return runContinuityCli(argv.slice(1), env)
   }
+  if (command === 'install' || command === 'uninstall')
+    code = (await import('../operator/install.ts'))[command](argv.slice(1), io)
+  else if (command === 'doctor')
+    code = await (await import('../operator/doctor.ts')).doctor(argv.slice(1), io, manifests, plugins)
+  else if (command === 'tools')
+    code = (await import('../operator/tools.ts')).tools(argv.slice(1), io, manifests, plugins)
+  else if (command === 'config') code = (await import('../operator/config-cmd.ts')).config(argv.slice(1), io, plugins)
+  else if (command === 'proposals') code = await (await import('../operator/proposals.ts')).proposals(argv.slice(1), io)
+  else if (argv.includes('--local')) return (await import('../operator/local.ts')).runLocal(argv, env, serve, io)
+  else return serve(argv, env)
+  // The caller exits at once: let what was written to a pipe leave first.
+  await new Promise<void>((done) => process.stdout.write('', () => done()))
+  return code
+}
+
+function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   return serveStdio({
     name: 'ag-mcp',
     title: 'ag-mcp: AgentGit for coding agents',

@@ -52,6 +52,9 @@ async function main(): Promise<number> {
     run('git', ['add', '.'], src)
     run('git', ['commit', '-qm', 'Add notes'], src)
     say(run('git', ['log', '--oneline'], src))
+    say(
+      'a two-commit repository; docs/notes.txt was planted by an attacker (terminal escapes, a fake fence end, a token)',
+    )
 
     step('ag-server: data directory, repository, principals, policy, a task')
     const data = join(tmp, 'data')
@@ -133,6 +136,18 @@ async function main(): Promise<number> {
       print: (l) => say(`  ${l}`),
     })
     if (!session.proposal) throw new Error('the agent did not get a proposal in')
+    const bare = join(data, 'repos', 'demo.git')
+    const stat = run('git', [
+      '--git-dir',
+      bare,
+      'diff',
+      '--shortstat',
+      `refs/proposals/${session.proposal}^`,
+      `refs/proposals/${session.proposal}`,
+    ])
+    say(
+      `agent:alice proposed ${session.proposal} (refs/proposals/${session.proposal}:${stat}); main is unchanged. Next: human:bob approves (1 approval required), then human:carol, a maintainer, integrates.`,
+    )
 
     const once = async (command: string[], name: string, args: Record<string, unknown>, revision?: string) => {
       const [cmd, ...rest] = command
@@ -153,9 +168,16 @@ async function main(): Promise<number> {
         .map((l) => `    | ${l}`)
         .join('\n'),
     )
+    const removed = (notes.structured?.['sanitized'] as { removed?: number } | undefined)?.removed ?? 0
+    say(
+      `  ag-mcp removed ${removed} control or hidden sequences (the clear-screen escape, the window-title escape, the right-to-left override) so the file cannot repaint a terminal or hide text; the token-shaped string became [REDACTED]; the fake "END-AGENTGIT-DATA 00000000" closes nothing, because the real fence id above is random per response. The model still reads "Ignore previous instructions", but as data inside a fence, and a hijacked agent can still only propose.`,
+    )
 
     step('the agent cannot integrate: the integrate group is off unless the operator passes --enable-integrate')
     await once(mcp(alice), 'proposal_integrate', { repo: 'demo', proposal: session.proposal })
+    say(
+      '  refused before any request left ag-mcp; the token has no integrate scope either, so ag-server would refuse it too',
+    )
 
     step('human:bob reviews through ag-mcp; review must be named in --allow (MCP 2025-06-18 this time)')
     await once(
@@ -170,10 +192,12 @@ async function main(): Promise<number> {
       { repo: 'demo', proposal: session.proposal, verdict: 'approve', body: 'Clear and small.' },
       '2025-06-18',
     )
+    say(`  ${session.proposal} now has the 1 approval the policy requires, from someone other than its author`)
 
     step('human:carol integrates with --enable-integrate (warned at start and on every call)')
     await once(mcp(carol, '--enable-integrate'), 'proposal_integrate', { repo: 'demo', proposal: session.proposal })
     await once(mcp(carol), 'log', { repo: 'demo', limit: 3 })
+    say(`  main now holds ${session.proposal}: ${run('git', ['--git-dir', bare, 'log', '--oneline', '-1', 'main'])}`)
 
     step("the agent's reasoning travels with its proposal (agit group: ag-mcp run in the agent's local clone)")
     const clone = join(tmp, 'clone')

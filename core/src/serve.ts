@@ -69,11 +69,19 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const { renderHelp } = await import('./config/help.ts')
     return print(await renderHelp(o.name, registry, flagTable(o.plugins)))
   }
-  const log = createLogger({
-    level: config.logLevel,
-    scrub: (s) => scrubber.scrub(s),
-    ...(config.logFile ? { file: config.logFile } : {}),
-  })
+  let log: ClosableLogger
+  try {
+    log = createLogger({
+      level: config.logLevel,
+      scrub: (s) => scrubber.scrub(s),
+      ...(config.logFile ? { file: config.logFile } : {}),
+    })
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message
+    return fail(
+      `ag-mcp: --log-file ${config.logFile ?? ''}: cannot open it for appending (${why}); create its folder, or name a file this user can write`,
+    )
+  }
   // Groups that cannot work here (no upstream given, no git repository) are left out of the
   // default set; server_info says why (policy/availability.ts).
   const absent = unavailableGroups({
@@ -91,8 +99,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   if (info === 'print-config') {
     knowNamedTokens()
     const shown = scrubber.scrubDeep({ ...config, enabledGroups: [...groups.enabled] })
-    return print(`${JSON.stringify(shown, null, 2)}
-`)
+    return print(`${JSON.stringify(shown, null, 2)}\n`)
   }
   for (const w of groups.warnings) log.warn(w)
   // Each plugin's credential is read now, by the core: a missing or empty one stops start-up, and
@@ -147,6 +154,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     log,
     scrub: (s) => scrubber.scrub(s),
   })
+  logStartup(o, config, [...groups.enabled], registry, log)
   const pipeline = createPipeline({
     identity: { name: o.name, title: o.title, version: o.version },
     instructions: o.instructions,
@@ -239,4 +247,38 @@ function hideSecretValues(message: string, values: readonly string[], scrubber: 
 function fail(message: string): number {
   process.stderr.write(`${message}\n`)
   return 2
+}
+
+/**
+ * One line that says what this process serves (never the token), and a warning for each upstream
+ * plugin that has enabled groups but no upstream: such a process answers, but every call fails.
+ */
+function logStartup(
+  o: ServeOptions,
+  config: Readonly<Config>,
+  enabled: readonly string[],
+  registry: Registry,
+  log: ClosableLogger,
+): void {
+  const upstreams: string[] = []
+  for (const [name, entry] of Object.entries(o.plugins)) {
+    const urlOption = Object.entries(entry.options).find(([, s]) => s.role === 'upstream-url')?.[0]
+    if (urlOption === undefined) continue
+    const url = config.plugins[name]?.[urlOption]
+    if (typeof url === 'string') {
+      upstreams.push(new URL(url).origin)
+      continue
+    }
+    const idle = enabled.filter((g) => registry.groups.get(g)?.plugin === name)
+    const flag = pluginFlag(entry, urlOption)
+    if (idle.length > 0)
+      log.warn(
+        `no --${flag}: the ${idle.join(', ')} group(s) have no server to call; pass --${flag} URL (the URL ag-server prints), or run ag-mcp --local in your repository`,
+      )
+  }
+  log.info(`${o.name} ${o.version} serving MCP on stdio`, {
+    groups: enabled.join(','),
+    upstream: upstreams.join(',') || 'none',
+    revisions: ALL_REVISIONS.join(','),
+  })
 }

@@ -6,7 +6,8 @@ import type { ToolResult } from './mcp-client.ts'
 export interface SessionOptions {
   /** The ag-mcp command line (e.g. [process.execPath, 'dist/ag-mcp.mjs', '--upstream', …]). */
   command: string[]
-  repo: string
+  /** Default: the first repository whoami names a role on (local mode serves just one). */
+  repo?: string
   revision?: string
   env?: NodeJS.ProcessEnv
   print?: (line: string) => void
@@ -41,30 +42,29 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
   const tools = (await client.request('tools/list', {}))['tools'] as { name: string }[]
   print(`MCP ${revision}: ${tools.length} tools offered`)
 
-  await call('whoami', {})
-  const open = await call('task_list', { repo: o.repo, state: 'open' })
+  const me = await call('whoami', {})
+  const repo = o.repo ?? Object.keys((me.structured?.['roles'] as Record<string, unknown> | undefined) ?? {})[0]
+  if (!repo) throw new Error('no repository: pass one, or use a token with a role on one')
+  const open = await call('task_list', { repo, state: 'open' })
   const tasks = (open.structured?.['tasks'] as { id: string; title: string }[] | undefined) ?? []
   const task = tasks[0]
-  if (!task) {
-    print('no open task: nothing to do')
-    await client.close()
-    return { proposal: undefined, runId: undefined, failures: failures + 1 }
-  }
-  const claim = await call('task_claim', { repo: o.repo, task: task.id, ttl_s: 600 })
-  const runId = claim.structured?.['run_id'] as string | undefined
-  await call('log', { repo: o.repo, limit: 3 })
-  const readme = await call('file_read', { repo: o.repo, path: 'README.md' })
-  const ws = await call('workspace_create', { repo: o.repo, ...(runId ? { run_id: runId } : {}) })
+  // With no task to claim (local mode on your own repository), the agent works without a run.
+  if (!task) print('no open task: working without a claim')
+  const claim = task ? await call('task_claim', { repo, task: task.id, ttl_s: 600 }) : undefined
+  const runId = claim?.structured?.['run_id'] as string | undefined
+  await call('log', { repo, limit: 3 })
+  const readme = await call('file_read', { repo, path: 'README.md' })
+  const ws = await call('workspace_create', { repo, ...(runId ? { run_id: runId } : {}) })
   const workspace = ws.structured?.['id'] as string
   const lease = await call('lease_acquire', {
-    repo: o.repo,
+    repo,
     paths: ['docs/**', 'README.md'],
     ttl_s: 600,
     ...(runId ? { run_id: runId } : {}),
   })
   const leaseId = lease.structured?.['id'] as string | undefined
   // Every call names its repository: under --repo, ag-mcp requires it of calls that act on an id.
-  const inRun = { repo: o.repo, ...(runId ? { run_id: runId } : {}), ...(leaseId ? { lease_id: leaseId } : {}) }
+  const inRun = { repo, ...(runId ? { run_id: runId } : {}), ...(leaseId ? { lease_id: leaseId } : {}) }
   await call('file_write', {
     workspace,
     path: 'docs/getting-started.md',
@@ -80,32 +80,32 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
     ...(blob ? { if_match: blob } : {}),
     ...inRun,
   })
-  await call('workspace_status', { repo: o.repo, workspace, diff: true })
+  await call('workspace_status', { repo, workspace, diff: true })
   const proposed = await call('propose', {
-    repo: o.repo,
+    repo,
     workspace,
-    title: `Add a getting-started guide (${task.title})`,
+    title: task ? `Add a getting-started guide (${task.title})` : 'Add a getting-started guide',
     description: 'Adds docs/getting-started.md and links it from the README.',
-    task: task.id,
+    ...(task ? { task: task.id } : {}),
     reasoning:
-      'The task asks for onboarding docs; a short guide linked from the README is the smallest change that serves it.',
+      'New contributors need onboarding docs; a short guide linked from the README is the smallest change that serves it.',
     ...(runId ? { run_id: runId } : {}),
   })
   const proposal = proposed.structured?.['id'] as string | undefined
   if (runId) {
     await call('run_update', {
-      repo: o.repo,
+      repo,
       run_id: runId,
       note: `Proposed ${proposal ?? '(failed)'}; a reviewer should check the wording.`,
     })
     await call('run_release', {
-      repo: o.repo,
+      repo,
       run_id: runId,
       outcome: proposal ? 'done' : 'blocked',
       note: proposal ? `proposal ${proposal}` : 'propose failed',
     })
   }
-  if (proposal) await call('proposal_list', { repo: o.repo, proposal })
+  if (proposal) await call('proposal_list', { repo, proposal })
   const code = await client.close()
   print(`ag-mcp exited with ${String(code)}`)
   return { proposal, runId, failures }

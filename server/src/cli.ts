@@ -491,7 +491,11 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
           .option('rate', { type: 'number', default: 50, describe: 'requests/s per token (0: unlimited)' })
           .option('burst', { type: 'number', default: 200 })
           .option('max-body-bytes', { type: 'number', default: DEFAULT_LIMITS.maxBodyBytes })
-          .option('max-file-bytes', { type: 'number', default: DEFAULT_LIMITS.maxFileBytes }),
+          .option('max-file-bytes', { type: 'number', default: DEFAULT_LIMITS.maxFileBytes })
+          .option('exit-with-stdin', {
+            type: 'boolean',
+            describe: 'exit when stdin closes: for a parent that runs this server as its child (ag-mcp --local)',
+          }),
       async (a) => {
         const dir = need(a['data'] as string | undefined)
         if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
@@ -517,6 +521,13 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
         }
         process.once('SIGINT', stop)
         process.once('SIGTERM', stop)
+        // The parent holds the other end of stdin: when it ends, however it ends (even SIGKILL), the
+        // pipe closes and this server follows it instead of living on unowned.
+        if (a['exit-with-stdin']) {
+          process.stdin.once('end', stop)
+          process.stdin.once('error', stop)
+          process.stdin.resume()
+        }
         await new Promise<never>(() => undefined)
       },
     )

@@ -84,7 +84,7 @@ t.test('what the shipped code imports is pinned and bundled; the installed packa
     devDependencies: Record<string, string>
   }
   const used = new Set<string>()
-  for (const dir of ['core', 'plugins', 'server', 'bin'].filter(exists)) {
+  for (const dir of ['core', 'operator', 'plugins', 'server', 'bin'].filter(exists)) {
     for (const f of files(dir)) {
       for (const spec of imports(f)) {
         if (spec.startsWith('.') || spec.startsWith('node:') || builtinModules.includes(spec)) continue

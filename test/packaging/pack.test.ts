@@ -19,7 +19,7 @@ t.test('npm pack builds, installs into an empty prefix and runs; the tarball hol
     encoding: 'utf8',
   })
     .split('\0')
-    .filter((f) => f !== '' && existsSync(join(REPO_ROOT, f)))
+    .filter((f) => f !== '' && !f.startsWith('node_modules') && existsSync(join(REPO_ROOT, f)))
   for (const f of files) cpSync(join(REPO_ROOT, f), join(src, f))
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(src, 'node_modules'), 'dir')
   const env = npmEnv(dir)
@@ -29,14 +29,22 @@ t.test('npm pack builds, installs into an empty prefix and runs; the tarball hol
   const tgz = join(dir, tarball ?? 'missing.tgz')
 
   const entries = execFileSync('tar', ['-tzf', tgz], { encoding: 'utf8' }).split('\n').filter(Boolean)
-  for (const need of ['package.json', 'README.md', 'LICENSE', 'dist/ag-mcp.mjs', 'dist/ag-server.mjs', 'docs/tools.md'])
+  for (const need of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'ag-mcp.schema.json',
+    'dist/ag-mcp.mjs',
+    'dist/ag-server.mjs',
+    'docs/tools.md',
+  ])
     t.ok(entries.includes(`package/${need}`), `the tarball holds ${need}`)
   const runs =
-    /^package\/(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/ag-(mcp|server)\.mjs|docs\/[a-z0-9-]+\.md)$/
+    /^package\/(package\.json|README\.md|LICENSE|CHANGELOG\.md|ag-mcp\.schema\.json|dist\/ag-(mcp|server)\.mjs|docs\/[a-z0-9-]+\.md)$/
   t.same(
     entries.filter((e) => !runs.test(e)),
     [],
-    'nothing but the binaries, docs, license and changelog (no test, bench, CI, snapshots or sources)',
+    'nothing but the binaries, docs, license, changelog and config schema (no test, bench, CI, snapshots or sources)',
   )
 
   const prefix = join(dir, 'prefix')

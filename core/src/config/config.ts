@@ -135,10 +135,10 @@ function build(raw: RawFlags, enable: readonly string[]): Omit<Config, 'plugins'
     throw new UsageError(`--log-level must be debug, info, warn, error or silent, got "${logLevel}"`)
   const allowInsecureHttp = get<boolean>('allow-insecure-http') ?? false
   return {
-    allow: get<string[]>('allow'),
+    allow: checkAllow(get<string[]>('allow')),
     enable: [...enable],
-    repo: get<string[]>('repo') ?? [],
-    writePath: get<string[]>('write-path') ?? [],
+    repo: checkGlobs('repo', get<string[]>('repo') ?? []),
+    writePath: checkGlobs('write-path', get<string[]>('write-path') ?? []),
     requireLease: get<boolean>('require-lease') ?? false,
     allowInsecureHttp,
     maxOutputBytes: atLeast('max-output-bytes', get<number>('max-output-bytes'), 1024),
@@ -203,6 +203,49 @@ function checkDirectory(dir: string, flag: string): string {
   return abs
 }
 
+function checkAllow(allow: string[] | undefined): string[] | undefined {
+  if (allow !== undefined && allow.length === 0)
+    throw new UsageError(
+      '--allow is empty: name the groups to enable (e.g. --allow read,workspace,propose), or leave --allow out for the default groups',
+    )
+  return allow
+}
+
+/**
+ * Globs are checked now, not at the first call they would fail: an absolute or escaping
+ * --write-path can never match a repository path, so every write would be refused later.
+ */
+function checkGlobs(flag: 'repo' | 'write-path', globs: readonly string[]): readonly string[] {
+  const example = flag === 'repo' ? "--repo 'team-*'" : "--write-path 'docs/**'"
+  for (const g of globs) {
+    if (g.startsWith('/') || g.startsWith('\\') || /^[A-Za-z]:/.test(g))
+      throw new UsageError(
+        `--${flag} '${g}' is absolute; ${flag === 'repo' ? 'it names repositories' : 'paths are relative to the repository root'} (e.g. ${example})`,
+      )
+    if (g.split(/[\\/]/).includes('..'))
+      throw new UsageError(`--${flag} '${g}' leaves the repository with '..'; name paths inside it (e.g. ${example})`)
+    const problem = globProblem(g)
+    if (problem) throw new UsageError(`--${flag} '${g}' is not a valid glob: ${problem} (e.g. ${example})`)
+  }
+  return globs
+}
+
+/** An unclosed [class] or {alternation}: minimatch would read it literally, matching nothing meant. */
+function globProblem(g: string): string | undefined {
+  let braces = 0
+  for (let i = 0; i < g.length; i++) {
+    const c = g[i]
+    if (c === '\\') i++
+    else if (c === '[') {
+      const close = g.indexOf(']', i + 2)
+      if (close === -1) return `the [ at ${i + 1} is never closed`
+      i = close
+    } else if (c === '{') braces++
+    else if (c === '}' && --braces < 0) return `the } at ${i + 1} closes nothing`
+  }
+  return braces > 0 ? 'a { is never closed' : undefined
+}
+
 function atLeast(name: string, v: number | undefined, min: number): number {
   if (v === undefined || !Number.isInteger(v) || v < min)
     throw new UsageError(`--${name} must be an integer of at least ${min}`)
@@ -238,5 +281,6 @@ export function checkUpstream(raw: string, allowInsecureHttp: boolean, flag = 'u
       `--${flag} ${url.origin} is refused: plain http:// would send the token in clear to a non-loopback host; use https://, or pass --allow-insecure-http if this network is trusted`,
     )
   }
-  return url.href.replace(/\/+$/, '')
+  // ag-server prints its URL with the API prefix; the base is what comes before it.
+  return url.href.replace(/\/+$/, '').replace(/\/agwp\/v1$/, '')
 }

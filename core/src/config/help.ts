@@ -32,11 +32,18 @@ export async function renderHelp(name: string, registry: Registry, table: FlagTa
         describe: `Enable the ${g.name} group (${g.description}); refused through --allow, warned about on every call.`,
       })
   }
+  y = y
+    .option('print-config', {
+      type: 'boolean',
+      group: 'Flags:',
+      describe: 'Print the resolved configuration as JSON (never the token) and exit.',
+    })
+    .option('version', { type: 'boolean', group: 'Flags:', describe: 'Print the version and exit.' })
   const groups = [...registry.groups.values()]
     .map((g) => `  ${g.name.padEnd(12)} ${g.access.padEnd(10)} ${g.tools.join(', ')}`)
     .join('\n')
   y = y.epilogue(
-    `Groups (access: always, default = on unless --allow leaves it out, opt-in = only when named in --allow, flag-only = only with --enable-<group>):\n${groups}\n\nThe token is never a flag value: use --token-file (re-read after a 401) or --token-env.`,
+    `Groups (access: always, default = on unless --allow leaves it out, opt-in = only when named in --allow, flag-only = only with --enable-<group>):\n${groups}\n\nThe token is never a flag value: use --token-file (re-read after a 401) or --token-env.\n\nCommands: ${name} --local [REPO] (your repository, nothing deployed) · ${name} doctor [flags] · ${name} tools [flags] · ${name} config init|schema · ${name} install|uninstall <host> · ${name} proposals list|show|diff|integrate|reject`,
   )
   return `${await y.getHelp()}\n`
 }

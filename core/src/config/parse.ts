@@ -1,6 +1,7 @@
 // Start-up argv parsing driven by the flag table: small enough to cost nothing at start,
 // strict enough to refuse what it does not know (with a suggestion).
 import { INFO_FLAGS } from './flags.ts'
+import { closest } from './suggest.ts'
 import type { FlagSpec, FlagTable } from './flags.ts'
 
 export type RawValue = string | number | boolean | readonly string[]
@@ -96,6 +97,6 @@ function parseBoolean(where: string, v: string): boolean {
 }
 
 function suggest(name: string, table: FlagTable): string {
-  const close = Object.keys(table).filter((f) => f.startsWith(name.slice(0, 3)) || name.startsWith(f.slice(0, 4)))
-  return close.length > 0 ? ` (did you mean ${close.map((f) => `--${f}`).join(' or ')}?)` : ' (see --help)'
+  const near = closest(name, [...Object.keys(table), ...INFO_FLAGS])
+  return near !== undefined ? ` (did you mean --${near}?)` : ' (see --help)'
 }

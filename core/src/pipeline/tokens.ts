@@ -32,13 +32,18 @@ export async function createTokenSource(opts: {
     const st = await stat(file).catch((e: NodeJS.ErrnoException) => {
       throw new Error(`${fileFlag} ${file}: cannot read it (${e.code ?? e.message})`)
     })
+    if (st.isDirectory()) throw new Error(`${fileFlag} ${file} is a directory; name the token file inside it`)
     if ((st.mode & 0o077) !== 0)
       log.warn('token file is readable by group or others; chmod 600 it', { file, mode: (st.mode & 0o777).toString(8) })
     const read = async (): Promise<string | undefined> => {
       const text = (await readFile(file, 'utf8')).trim()
       return text === '' ? undefined : text
     }
-    remember(await read())
+    remember(
+      await read().catch((e: NodeJS.ErrnoException) => {
+        throw new Error(`${fileFlag} ${file}: cannot read it (${e.code ?? e.message}); it must be readable by this user`)
+      }),
+    )
     if (current === undefined) throw new Error(`${fileFlag} ${file}: the file is empty`)
     return {
       current: async () => current,

@@ -1,0 +1,88 @@
+// Where each MCP host keeps its server list, and in what shape. Sources (checked 2026-12):
+//   Claude Code      ~/.claude.json, top-level "mcpServers" (user scope)      code.claude.com/docs/en/mcp
+//   Claude Desktop   <appData>/Claude/claude_desktop_config.json, "mcpServers" modelcontextprotocol.io/quickstart/user
+//   Cursor           ~/.cursor/mcp.json, "mcpServers"                         cursor.com/docs/mcp
+//   VS Code          <appData>/Code/User/mcp.json, "servers" (type stdio)     code.visualstudio.com/docs/copilot/reference/mcp-configuration
+//   Codex            $CODEX_HOME/config.toml (~/.codex), [mcp_servers.<name>] developers.openai.com/codex/mcp
+//   Windsurf         ~/.codeium/windsurf/mcp_config.json, "mcpServers"        docs.windsurf.com/windsurf/cascade/mcp
+// <appData> is what Electron apps use: ~/Library/Application Support on macOS, %APPDATA% on
+// Windows, $XDG_CONFIG_HOME or ~/.config elsewhere.
+import { join } from 'node:path'
+
+export const HOSTS = ['claude-code', 'claude-desktop', 'cursor', 'vscode', 'codex', 'windsurf'] as const
+export type HostName = (typeof HOSTS)[number]
+
+export interface HostFormat {
+  label: string
+  file: string
+  format: 'json' | 'toml'
+  /** JSON: the top-level key holding the servers by name. */
+  key: string
+  /** Extra fields the host wants in a stdio entry. */
+  extra: Record<string, string>
+}
+
+export interface Place {
+  home: string
+  platform: NodeJS.Platform
+  env: NodeJS.ProcessEnv
+}
+
+function appData(p: Place): string {
+  if (p.platform === 'darwin') return join(p.home, 'Library', 'Application Support')
+  if (p.platform === 'win32') return p.env['APPDATA'] ?? join(p.home, 'AppData', 'Roaming')
+  return p.env['XDG_CONFIG_HOME'] || join(p.home, '.config')
+}
+
+export function hostFormat(host: HostName, p: Place): HostFormat {
+  switch (host) {
+    case 'claude-code':
+      return {
+        label: 'Claude Code',
+        file: join(p.home, '.claude.json'),
+        format: 'json',
+        key: 'mcpServers',
+        extra: { type: 'stdio' },
+      }
+    case 'claude-desktop':
+      return {
+        label: 'Claude Desktop',
+        file: join(appData(p), 'Claude', 'claude_desktop_config.json'),
+        format: 'json',
+        key: 'mcpServers',
+        extra: {},
+      }
+    case 'cursor':
+      return {
+        label: 'Cursor',
+        file: join(p.home, '.cursor', 'mcp.json'),
+        format: 'json',
+        key: 'mcpServers',
+        extra: {},
+      }
+    case 'vscode':
+      return {
+        label: 'VS Code',
+        file: join(appData(p), 'Code', 'User', 'mcp.json'),
+        format: 'json',
+        key: 'servers',
+        extra: { type: 'stdio' },
+      }
+    case 'codex':
+      return {
+        label: 'Codex',
+        file: join(p.env['CODEX_HOME'] || join(p.home, '.codex'), 'config.toml'),
+        format: 'toml',
+        key: 'mcp_servers',
+        extra: {},
+      }
+    case 'windsurf':
+      return {
+        label: 'Windsurf',
+        file: join(p.home, '.codeium', 'windsurf', 'mcp_config.json'),
+        format: 'json',
+        key: 'mcpServers',
+        extra: {},
+      }
+  }
+}

@@ -1,0 +1,138 @@
+// Local mode end to end, from outside: `ag-mcp --local REPO` on a fresh git repository, driven by
+// the scripted agent; the proposal appears in that repository as refs/proposals/<id>, the person
+// integrates it with `ag-mcp proposals`, and the private ag-server never outlives ag-mcp.
+import t from 'tap'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runSession } from '../../examples/agents/session.ts'
+import { BINARY, startMcp } from '../helpers/mcp-process.ts'
+
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'Test Person',
+  GIT_AUTHOR_EMAIL: 'person@test.invalid',
+  GIT_COMMITTER_NAME: 'Test Person',
+  GIT_COMMITTER_EMAIL: 'person@test.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+}
+
+function makeRepo(root: string): string {
+  const repo = join(root, 'myproject')
+  mkdirSync(repo)
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { ...process.env, ...GIT_ENV } })
+  git('init', '-q', '-b', 'main')
+  writeFileSync(join(repo, 'README.md'), '# my project\n')
+  git('add', '.')
+  git('commit', '-qm', 'initial')
+  return repo
+}
+
+const env = (home: string) => ({ PATH: process.env['PATH'] ?? '', HOME: home, ...GIT_ENV })
+const git = (repo: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, ...GIT_ENV } }).trim()
+const agMcp = (home: string, cwd: string, ...args: string[]) =>
+  spawnSync(process.execPath, [BINARY, ...args], { cwd, env: env(home), encoding: 'utf8', timeout: 60_000 })
+
+function serverPid(repo: string): number {
+  return (JSON.parse(readFileSync(join(repo, '.ag', 'server', 'lock'), 'utf8')) as { pid: number }).pid
+}
+
+/** Resolves once the private ag-server has written its listen address, or after 600 polls. */
+async function listening(repo: string): Promise<boolean> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((JSON.parse(readFileSync(join(repo, '.ag', 'server', 'lock'), 'utf8')) as { listen?: string }).listen)
+        return true
+    } catch {
+      // not yet written
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return false
+}
+
+/** Resolves once `pid` is gone; fails the wait (not the clock) after 100 polls of 100 ms. */
+async function gone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(pid, 0)
+    } catch {
+      return true
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return false
+}
+
+t.test('the agent proposes into your repository; you integrate with ag-mcp proposals', async (t) => {
+  const home = t.testdir({})
+  const repo = makeRepo(home)
+  const lines: string[] = []
+  const session = await runSession({
+    command: [process.execPath, BINARY, '--local', repo, '--log-level', 'warn'],
+    repo: 'myproject',
+    env: env(home),
+    print: (l) => lines.push(l),
+  })
+  t.equal(session.failures, 0, lines.join('\n'))
+  const id = session.proposal as string
+  t.ok(id, 'the agent got a proposal in')
+  t.match(
+    git(repo, 'log', '-1', '--format=%s', `refs/proposals/${id}`),
+    /getting-started/,
+    'the proposal is a commit in your repository',
+  )
+  t.equal(git(repo, 'status', '--porcelain'), '', 'your working tree is untouched (.ag/ is excluded from git)')
+  t.match(readFileSync(join(repo, '.git', 'info', 'exclude'), 'utf8'), /^\/\.ag\/$/m)
+
+  const list = agMcp(home, repo, 'proposals', 'list')
+  t.equal(list.status, 0, list.stderr)
+  t.match(list.stdout, new RegExp(`^${id}\\s+open\\s+Add a getting-started guide`, 'm'))
+  const diff = agMcp(home, repo, 'proposals', 'diff', id)
+  t.match(diff.stdout, /\+# Getting started/)
+  const before = git(repo, 'rev-parse', 'main')
+  const integrate = agMcp(home, repo, 'proposals', 'integrate', id)
+  t.equal(integrate.status, 0, integrate.stderr)
+  t.match(integrate.stdout, new RegExp(`integrated ${id} into main`))
+  t.not(git(repo, 'rev-parse', 'main'), before, 'main moved')
+  t.equal(git(repo, 'merge-base', '--is-ancestor', `refs/proposals/${id}`, 'main'), '', 'the proposal is in main')
+  t.match(readFileSync(join(repo, 'docs', 'getting-started.md'), 'utf8'), /# Getting started/, 'the checkout followed')
+  const after = agMcp(home, repo, 'proposals', 'list', '--all')
+  t.match(after.stdout, new RegExp(`^${id}\\s+integrated`, 'm'))
+})
+
+t.test('the private ag-server exits with ag-mcp: stdin closed, or ag-mcp killed', async (t) => {
+  const home = t.testdir({})
+  const repo = makeRepo(home)
+  for (const end of ['stdin closes', 'SIGKILL'] as const) {
+    const p = startMcp(t, { args: ['--local', repo], env: env(home), exactEnv: true })
+    // The first start sets the repository up (several ag-server commands): slow on a busy machine.
+    t.ok(await listening(repo), 'the private ag-server is up')
+    const r = await p.request('tools/call', { name: 'server_info', arguments: {} })
+    t.notOk(r.result?.['isError'])
+    const pid = serverPid(repo)
+    if (end === 'SIGKILL') {
+      p.kill()
+      await p.exited
+    } else t.equal((await p.close()).code, 0)
+    t.ok(await gone(pid), `${end}: the private ag-server (pid ${pid}) exited`)
+  }
+})
+
+t.test('local mode refuses what cannot work, with the fix', async (t) => {
+  // Outside the repository under test: a folder that no git repository contains.
+  const home = mkdtempSync(join(tmpdir(), 'ag-mcp-local-'))
+  t.teardown(() => rmSync(home, { recursive: true, force: true }))
+  mkdirSync(join(home, 'plain'))
+  const notRepo = agMcp(home, home, '--local', join(home, 'plain'))
+  t.equal(notRepo.status, 2)
+  t.match(notRepo.stderr, /is not inside a git repository: run git init there, or name one/)
+  const both = agMcp(home, home, '--local', '--upstream', 'http://127.0.0.1:1')
+  t.equal(both.status, 2)
+  t.match(both.stderr, /--local starts its own ag-server and token; drop --upstream/)
+  const none = agMcp(home, join(home, 'plain'), 'proposals', 'list')
+  t.equal(none.status, 2)
+  t.match(none.stderr, /not inside a git repository/)
+})

@@ -1,0 +1,37 @@
+// `ag-mcp tools`: what this configuration exposes, by group, and what it hides with the flag that
+// would show it; the same flags as ag-mcp, so a misspelt one is refused the same way.
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { BINARY } from '../helpers/mcp-process.ts'
+
+const tools = (...args: string[]) =>
+  spawnSync(process.execPath, [BINARY, 'tools', ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '' },
+  })
+
+t.test('exposed and hidden tools, by group, with the reason', async (t) => {
+  const r = tools('--allow', 'read,review')
+  t.equal(r.status, 0, r.stderr)
+  t.match(r.stdout, /^exposed: \d+ tools in 3 groups$/m)
+  t.match(r.stdout, /^ {2}review\s+review_submit$/m)
+  t.match(r.stdout, /^ {2}workspace\s+workspace_create.*\n\s+left out of --allow \(add workspace to it\)$/m)
+  t.match(r.stdout, /^ {2}integrate\s+proposal_integrate\n\s+only with --enable-integrate$/m)
+  const j = JSON.parse(tools('--enable-integrate', '--json').stdout) as {
+    groups: { group: string; enabled: boolean; tools: string[]; why?: string }[]
+  }
+  t.match(
+    j.groups.find((g) => g.group === 'integrate'),
+    { enabled: true, tools: ['proposal_integrate'] },
+  )
+  t.match(
+    j.groups.find((g) => g.group === 'review'),
+    { enabled: false, why: /^opt-in: name it in --allow/ },
+  )
+})
+
+t.test('bad flags are refused as ag-mcp refuses them', async (t) => {
+  const r = tools('--allow', 'read,admin')
+  t.equal(r.status, 2)
+  t.match(r.stderr, /ag-mcp tools: --allow admin is refused/)
+})
