@@ -60,7 +60,10 @@ writeFileSync(join(repo, '.agit/config.json'), '{\n  "storage_version": 2\n}')
 // in prose: the top words are everywhere, most are rare). Queries are two words drawn uniformly
 // from ranks 100 to 4,999: what people search for are specific terms, not the commonest words.
 let seed = 42
-const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff
+  return seed / 0x7fffffff
+}
 const syll = ['ka', 'to', 'ri', 'mu', 'se', 'lo', 'na', 'pe', 'di', 'vu', 'zo', 'gi']
 const vocab = Array.from({ length: 5000 }, (_, i) => {
   let w = ''
@@ -132,8 +135,7 @@ function start() {
   let id = 0
   child.stdout.setEncoding('utf8').on('data', (s) => {
     rest += s
-    let nl
-    while ((nl = rest.indexOf('\n')) >= 0) {
+    for (let nl = rest.indexOf('\n'); nl >= 0; nl = rest.indexOf('\n')) {
       const line = rest.slice(0, nl)
       rest = rest.slice(nl + 1)
       const msg = JSON.parse(line)

@@ -259,7 +259,8 @@ export function watchProposals(s: LocalState, log: (m: string) => void): FSWatch
   let pending: NodeJS.Timeout | undefined
   try {
     const w = watch(dir, () => {
-      pending ??= setTimeout(() => {
+      if (pending) return
+      pending = setTimeout(() => {
         pending = undefined
         try {
           syncProposalsOut(s)

@@ -3,11 +3,10 @@
 //   record <message> [--ai] [--intent] [-f file] [-l line]   status   log [-n N]   show [git-hash] [-t]
 //   search <query> [-l N]
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Entry } from './entry.ts'
-import { writeAtomic } from './files.ts'
 import { topLevel } from './git.ts'
 import { hookStatus, installHooks, uninstallHooks } from './hooks.ts'
 import { checkLocation } from './locations.ts'

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { fsyncDirAsync } from './store.ts'
+import { fsyncDir, fsyncDirAsync } from './store.ts'
 import { TMP_PREFIX } from './objects.ts'
 
 // Refs read and compare-and-swapped in-process, the way git's files backend does it:

@@ -342,17 +342,17 @@ export async function moveFile(
 
 export async function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
   const ws0 = getWorkspace(ctx, caller, id, true)
-  return ctx.mutex
-    .run(`ws:${id}`, async () => {
+  try {
+    return await ctx.mutex.run(`ws:${id}`, async () => {
       const ws = getWorkspace(ctx, caller, id, true)
       const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() }
       ctx.store.commit([{ c: 'workspaces', k: id, v: next }])
       return viewWorkspace(next)
     })
-    .finally(() =>
-      // Its objects are no longer kept: a discarded workspace is never read again.
-      releaseWorkspaceRef(ctx, ctx.repos.get(ws0.repo), id),
-    )
+  } finally {
+    // Its objects are no longer kept: a discarded workspace is never read again.
+    await releaseWorkspaceRef(ctx, ctx.repos.get(ws0.repo), id)
+  }
 }
 
 // Tree ids are cached by the exact overlay (base + changes): a propose right after a

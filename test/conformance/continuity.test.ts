@@ -36,7 +36,7 @@ const ledger = (root: string) => readFileSync(join(root, '.agentpack', 'events.j
 t.test('opt-in: not listed by default, and a call is explained, not unknown', async (t) => {
   const root = await repo(t)
   const p = startMcp(t, { args: ['--continuity-root', root] })
-  const listed = ((await p.request('tools/list')).result?.['tools'] as { name: string }[]).map((x) => x.name)
+  const listed = (((await p.request('tools/list')).result?.['tools'] ?? []) as { name: string }[]).map((x) => x.name)
   t.same(
     listed.filter((n) => OURS.includes(n)),
     [],
@@ -46,7 +46,7 @@ t.test('opt-in: not listed by default, and a call is explained, not unknown', as
   t.ok(r.isError)
   t.match(r.text, /"continuity" group, which this server has not enabled.*--allow/)
   const q = start(t, root)
-  const all = ((await q.request('tools/list')).result?.['tools'] as { name: string }[]).map((x) => x.name)
+  const all = (((await q.request('tools/list')).result?.['tools'] ?? []) as { name: string }[]).map((x) => x.name)
   t.same(all.filter((n) => OURS.includes(n)).sort(), [...OURS].sort(), 'all 24 once named in --allow')
 })
 
@@ -90,11 +90,11 @@ t.test('the lifecycle over MCP, with a passport tied to an AGWP task and run', a
     evidence: [ev.data?.['id']],
     summary: 'done',
   })
-  t.equal((v.data?.['passport'] as { status: string }).status, 'verifying')
+  t.equal((v.data?.['passport'] as { status: string } | undefined)?.status, 'verifying')
   t.match((await call(p, 'task_finalize', {})).text, /still has 1 next action.*force: true/)
   const f = await call(p, 'task_finalize', { force: true })
-  t.equal((f.data?.['passport'] as { status: string }).status, 'completed')
-  t.ok((f.data?.['advisories'] as string[]).length > 0, 'hygiene advisories come back')
+  t.equal((f.data?.['passport'] as { status: string } | undefined)?.status, 'completed')
+  t.ok(((f.data?.['advisories'] as string[] | undefined) ?? []).length > 0, 'hygiene advisories come back')
   const list = await call(p, 'passport_list', { open: true })
   t.same(list.data?.['tasks'], [], 'no open task left')
 })
@@ -126,8 +126,8 @@ t.test('--write-path governs the file bundle_export writes; bundle paths stay in
   t.ok(outside.isError)
   t.match(outside.text, /--write-path/)
   t.notOk(existsSync(join(root, 'src', 'stolen.json')), 'nothing written outside --write-path')
-  const escape = await call(p, 'bundle_export', { outputPath: '../escape.json' })
-  t.ok(escape.isError, 'a path out of the root is refused')
+  const outOfRoot = await call(p, 'bundle_export', { outputPath: '../escape.json' })
+  t.ok(outOfRoot.isError, 'a path out of the root is refused')
   const ok = await call(p, 'bundle_export', { outputPath: 'exports/task.json' })
   t.notOk(ok.isError, ok.text)
   t.ok(existsSync(join(root, 'exports', 'task.json')))

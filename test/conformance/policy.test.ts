@@ -97,7 +97,8 @@ t.test('every allow-list × every tool: a disallowed tool makes zero upstream re
           '--rate-limit',
           '1000/s',
         ]
-        if (subset.length === 0) args.splice(args.indexOf('--allow'), 2, '--allow', '')
+        // No group but the always-on core (an empty --allow is refused at start-up).
+        if (subset.length === 0) args.splice(args.indexOf('--allow'), 2, '--allow', 'core')
         if (integrate) args.push('--enable-integrate')
         const p = startMcp(t, { args, cwd: outsideGit })
         everyProcess.push(p)

@@ -2,7 +2,8 @@
 // trace, nothing on stdout); and the one start-up line that says what a running ag-mcp serves.
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
-import { chmodSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BINARY, REPO_ROOT, startMcp } from '../helpers/mcp-process.ts'
 
@@ -59,7 +60,10 @@ t.test('the start-up line: version, groups, upstream origin, never the token', a
   const file = join(dir, 'token')
   writeFileSync(file, TOKEN)
   chmodSync(file, 0o600)
-  const p = startMcp(t, { args: ['--upstream', 'http://127.0.0.1:7420/agwp/v1', '--token-file', file] })
+  // Outside any git work tree (t.testdir is inside the checkout), so the agit group is absent.
+  const cwd = mkdtempSync(join(tmpdir(), 'ag-mcp-startup-'))
+  t.teardown(() => rmSync(cwd, { recursive: true, force: true }))
+  const p = startMcp(t, { args: ['--upstream', 'http://127.0.0.1:7420/agwp/v1', '--token-file', file], cwd })
   await p.request('server/discover', {})
   await p.close()
   t.match(

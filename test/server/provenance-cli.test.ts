@@ -5,6 +5,7 @@ import path from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { makeSourceRepo, tmpdir } from './helpers.ts'
+import type { Json } from '../helpers/json.ts'
 
 // The whole provenance loop through the real ag-server binary: the operator registers the
 // author's public key, the key holder signs with a private key read from a file (never a
@@ -72,7 +73,7 @@ t.test('key add, list, and the server verifying what provenance sign produced', 
     })
     child.on('exit', (c) => reject(new Error(`server exited ${c}`)))
   })
-  const api = async (who: string, method: string, p: string, body?: unknown): Promise<any> => {
+  const api = async (who: string, method: string, p: string, body?: unknown): Promise<Json> => {
     const r = await fetch(url + p, {
       method,
       headers: { authorization: `Bearer ${tokens[who]}`, 'content-type': 'application/json' },

@@ -3,6 +3,7 @@ import crypto from 'node:crypto'
 import { fixture, contractErrors, sh, registerKey, signedRecord, keyAdminToken, type SigningKey } from './helpers.ts'
 import { canonicalStatement } from '../../server/src/provenance.ts'
 import path from 'node:path'
+import type { Json } from '../helpers/json.ts'
 
 // require_provenance_for_agents means verified provenance: a record counts only when its
 // Ed25519 signature checks out with a key of the proposal's author that was valid when it
@@ -18,7 +19,7 @@ const alice = await registerKey(fx, 'agent:alice')
 const bob = await registerKey(fx, 'agent:bob')
 
 let n = 0
-async function approved(who = 'alice'): Promise<any> {
+async function approved(who = 'alice'): Promise<Json> {
   const ws = (await api(who, 'POST', '/repos/demo/workspaces', {})).body.id
   await api(who, 'PUT', `/workspaces/${ws}/files`, { path: `prov/${++n}.txt`, content: `${n}\n` })
   const p = (await api(who, 'POST', `/workspaces/${ws}/proposals`, { title: `change ${n}` })).body
@@ -26,7 +27,7 @@ async function approved(who = 'alice'): Promise<any> {
   return { ...p, _ws: ws }
 }
 
-const attach = (id: string, rec: unknown): Promise<any> => api('admin', 'POST', `/proposals/${id}/provenance`, rec)
+const attach = (id: string, rec: unknown): Promise<Json> => api('admin', 'POST', `/proposals/${id}/provenance`, rec)
 
 t.test('a valid signature by the author key: verified, and integration is allowed', async (t) => {
   const p = await approved()

@@ -41,7 +41,9 @@ export async function createTokenSource(opts: {
     }
     remember(
       await read().catch((e: NodeJS.ErrnoException) => {
-        throw new Error(`${fileFlag} ${file}: cannot read it (${e.code ?? e.message}); it must be readable by this user`)
+        throw new Error(
+          `${fileFlag} ${file}: cannot read it (${e.code ?? e.message}); it must be readable by this user`,
+        )
       }),
     )
     if (current === undefined) throw new Error(`${fileFlag} ${file}: the file is empty`)

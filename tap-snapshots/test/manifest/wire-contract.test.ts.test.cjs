@@ -297,6 +297,1523 @@ Object {
 }
 `
 
+exports[`test/manifest/wire-contract.test.ts > TAP > group bundles > bundles wire contract 1`] = `
+Object {
+  "access": "opt-in",
+  "tools": Array [
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "includeEvidence": Object {
+            "description": "Include the referenced evidence (default true).",
+            "type": "boolean",
+          },
+          "outputPath": Object {
+            "description": "The new bundle file, relative to the pack root.",
+            "maxLength": 1000,
+            "minLength": 1,
+            "type": "string",
+          },
+          "sources": Object {
+            "description": "Repo-relative paths whose Source Cache records to include (at most 100).",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "taskId": Object {
+            "description": "The task to export (default the current one).",
+            "maxLength": 300,
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "outputPath",
+        ],
+        "type": "object",
+      },
+      "name": "bundle_export",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "bundleId": Object {
+            "type": "string",
+          },
+          "bytes": Object {
+            "type": "integer",
+          },
+          "evidence": Object {
+            "type": "integer",
+          },
+          "outputPath": Object {
+            "type": "string",
+          },
+          "sources": Object {
+            "type": "integer",
+          },
+          "taskId": Object {
+            "type": "string",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "bundleId",
+          "outputPath",
+          "taskId",
+          "sources",
+          "evidence",
+          "bytes",
+        ],
+        "type": "object",
+      },
+      "title": "Export a task bundle",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "json": Object {
+            "description": "Return only the structured result.",
+            "type": "boolean",
+          },
+          "path": Object {
+            "description": "The bundle file, relative to the pack root.",
+            "maxLength": 1000,
+            "minLength": 1,
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "path",
+        ],
+        "type": "object",
+      },
+      "name": "bundle_inspect",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "bundle": Object {
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "bundle",
+        ],
+        "type": "object",
+      },
+      "title": "Inspect a task bundle",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "asNew": Object {
+            "description": "Preview importing under a new task id.",
+            "type": "boolean",
+          },
+          "json": Object {
+            "description": "Return only the structured plan.",
+            "type": "boolean",
+          },
+          "path": Object {
+            "description": "The bundle file, relative to the pack root.",
+            "maxLength": 1000,
+            "minLength": 1,
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "path",
+        ],
+        "type": "object",
+      },
+      "name": "bundle_import_plan",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "plan": Object {
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "plan",
+        ],
+        "type": "object",
+      },
+      "title": "Plan a bundle import",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "asNew": Object {
+            "description": "Import under a deterministic new task id if the id exists.",
+            "type": "boolean",
+          },
+          "json": Object {
+            "description": "Return only the structured result.",
+            "type": "boolean",
+          },
+          "path": Object {
+            "description": "The bundle file, relative to the pack root.",
+            "maxLength": 1000,
+            "minLength": 1,
+            "type": "string",
+          },
+          "write": Object {
+            "description": "Apply the import (default: plan only).",
+            "type": "boolean",
+          },
+        },
+        "required": Array [
+          "path",
+        ],
+        "type": "object",
+      },
+      "name": "bundle_import",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "applied": Object {
+            "type": "boolean",
+          },
+          "result": Object {
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "applied",
+          "result",
+        ],
+        "type": "object",
+      },
+      "title": "Import a task bundle",
+    },
+  ],
+}
+`
+
+exports[`test/manifest/wire-contract.test.ts > TAP > group continuity > continuity wire contract 1`] = `
+Object {
+  "access": "opt-in",
+  "tools": Array [
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "budget": Object {
+            "description": "Approximate token budget (≈ characters ÷ 4); wins over preset. Default: the pack's defaultBudget (4000).",
+            "maximum": 200000,
+            "minimum": 100,
+            "type": "integer",
+          },
+          "preset": Object {
+            "description": "Named token budget: quick (1200), chat (4000), agent (8000) or deep (16000). Use quick at task start.",
+            "enum": Array [
+              "quick",
+              "chat",
+              "agent",
+              "deep",
+            ],
+            "type": "string",
+          },
+          "query": Object {
+            "description": "Focused free-text query for the current task: matching Source Cache records keep full summaries, unrelated ones shrink to stubs.",
+            "maxLength": 500,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "load_context",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "budget": Object {
+            "type": "integer",
+          },
+          "estimatedTokens": Object {
+            "type": "integer",
+          },
+          "gateWarnings": Object {
+            "description": "Lifecycle warnings of the task gate.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "omittedSections": Object {
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+          "truncatedSections": Object {
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+        },
+        "required": Array [
+          "text",
+          "estimatedTokens",
+          "budget",
+          "omittedSections",
+          "truncatedSections",
+          "gateWarnings",
+        ],
+        "type": "object",
+      },
+      "title": "Load the task resume",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "budget": Object {
+            "description": "Approximate token budget (≈ characters ÷ 4); wins over preset. Default: the pack's defaultBudget (4000).",
+            "maximum": 200000,
+            "minimum": 100,
+            "type": "integer",
+          },
+          "preset": Object {
+            "description": "Named token budget: quick (1200), chat (4000), agent (8000) or deep (16000). Use quick at task start.",
+            "enum": Array [
+              "quick",
+              "chat",
+              "agent",
+              "deep",
+            ],
+            "type": "string",
+          },
+          "query": Object {
+            "description": "Focused free-text query for the current task: matching Source Cache records keep full summaries, unrelated ones shrink to stubs.",
+            "maxLength": 500,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "resume",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "budget": Object {
+            "type": "integer",
+          },
+          "estimatedTokens": Object {
+            "type": "integer",
+          },
+          "gateWarnings": Object {
+            "description": "Lifecycle warnings of the task gate.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "omittedSections": Object {
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+          "truncatedSections": Object {
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+        },
+        "required": Array [
+          "text",
+          "estimatedTokens",
+          "budget",
+          "omittedSections",
+          "truncatedSections",
+          "gateWarnings",
+        ],
+        "type": "object",
+      },
+      "title": "Re-read the task resume",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "evidence": Object {
+            "description": "Evidence ids (from attach_evidence) supporting it.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "files": Object {
+            "description": "Repo-relative paths the decision applies to.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "text": Object {
+            "description": "The decision and its rationale, in one or two sentences.",
+            "maxLength": 4000,
+            "minLength": 1,
+            "pattern": "\\\\S",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "name": "record_decision",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "id": Object {
+            "type": "string",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+          "ts": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "id",
+          "ts",
+        ],
+        "type": "object",
+      },
+      "title": "Record a decision",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "files": Object {
+            "description": "Repo-relative paths involved.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "reason": Object {
+            "description": "Why it failed or must not be retried.",
+            "maxLength": 4000,
+            "type": "string",
+          },
+          "text": Object {
+            "description": "The approach that was tried and abandoned.",
+            "maxLength": 4000,
+            "minLength": 1,
+            "pattern": "\\\\S",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "name": "record_dead_end",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "id": Object {
+            "type": "string",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+          "ts": Object {
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "id",
+          "ts",
+        ],
+        "type": "object",
+      },
+      "title": "Record a dead end",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "command": Object {
+            "description": "The command that produced it.",
+            "maxLength": 2000,
+            "type": "string",
+          },
+          "content": Object {
+            "description": "Inline evidence body (ignored when path is set).",
+            "maxLength": 262144,
+            "type": "string",
+          },
+          "exitCode": Object {
+            "description": "That command's exit code.",
+            "type": "integer",
+          },
+          "kind": Object {
+            "description": "A label such as test, command, note, link or json (json must parse; stored as .json). Default note.",
+            "maxLength": 40,
+            "type": "string",
+          },
+          "path": Object {
+            "description": "Repo-relative path of a file whose content is the evidence.",
+            "maxLength": 1000,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "attach_evidence",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "id": Object {
+            "description": "The evidence id (an event id).",
+            "type": "string",
+          },
+          "path": Object {
+            "description": "Where the body is stored, under .agentpack/.",
+            "type": "string",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "id",
+          "path",
+        ],
+        "type": "object",
+      },
+      "title": "Attach verification evidence",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": true,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "path": Object {
+            "description": "Repo-relative path of the inspected file (a regular file inside the root).",
+            "maxLength": 1000,
+            "minLength": 1,
+            "type": "string",
+          },
+          "snippet": Object {
+            "description": "A short excerpt worth keeping with it.",
+            "maxLength": 2000,
+            "type": "string",
+          },
+          "summary": Object {
+            "description": "The durable conclusion about the file.",
+            "maxLength": 4000,
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "path",
+        ],
+        "type": "object",
+      },
+      "name": "record_source",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "source": Object {
+            "description": "The stored record: path, hash, size, mtimeMs, recordedAt, summary, snippet.",
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "source",
+        ],
+        "type": "object",
+      },
+      "title": "Record a source conclusion",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "changed": Object {
+            "description": "Only sources whose content changed.",
+            "type": "boolean",
+          },
+          "json": Object {
+            "description": "Return only the structured list (no text rendering).",
+            "type": "boolean",
+          },
+          "missing": Object {
+            "description": "Only sources whose file is gone.",
+            "type": "boolean",
+          },
+        },
+        "type": "object",
+      },
+      "name": "source_status",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "sources": Object {
+            "items": Object {
+              "type": "object",
+            },
+            "type": "array",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+          "total": Object {
+            "type": "integer",
+          },
+        },
+        "required": Array [
+          "sources",
+          "total",
+        ],
+        "type": "object",
+      },
+      "title": "Check source conclusions",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "json": Object {
+            "description": "Return only the structured report.",
+            "type": "boolean",
+          },
+        },
+        "type": "object",
+      },
+      "name": "task_audit",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "issues": Object {
+            "items": Object {
+              "type": "object",
+            },
+            "type": "array",
+          },
+          "passport": Object {
+            "description": "The Task Passport, or null when there is none.",
+            "type": Array [
+              "object",
+              "null",
+            ],
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "issues",
+          "passport",
+        ],
+        "type": "object",
+      },
+      "title": "Audit the current task",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {},
+        "type": "object",
+      },
+      "name": "task_handoff",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "passport": Object {
+            "description": "The Task Passport, or null when there is none.",
+            "type": Array [
+              "object",
+              "null",
+            ],
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "passport",
+        ],
+        "type": "object",
+      },
+      "title": "Hand the task over",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "agwpProposal": Object {
+            "description": "An AGWP proposal id this passport produced.",
+            "maxLength": 200,
+            "type": "string",
+          },
+          "agwpRun": Object {
+            "description": "The AGWP run id (from task_claim) this passport works within.",
+            "maxLength": 200,
+            "type": "string",
+          },
+          "agwpTask": Object {
+            "description": "An AGWP task id this passport works on (ties the passport to the remote workflow).",
+            "maxLength": 200,
+            "type": "string",
+          },
+          "constraints": Object {
+            "description": "Rules the work must respect.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "nextActions": Object {
+            "description": "Initial concrete next steps.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "objective": Object {
+            "description": "What done looks like.",
+            "maxLength": 4000,
+            "type": "string",
+          },
+          "risk": Object {
+            "description": "Risk level.",
+            "enum": Array [
+              "unknown",
+              "low",
+              "medium",
+              "high",
+            ],
+            "type": "string",
+          },
+          "tags": Object {
+            "description": "Free-form labels.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "title": Object {
+            "description": "Short imperative task title.",
+            "maxLength": 200,
+            "minLength": 1,
+            "pattern": "\\\\S",
+            "type": "string",
+          },
+          "writeScope": Object {
+            "description": "Repo-relative prefix paths this task may modify (a directory covers its children; no globs).",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+        },
+        "required": Array [
+          "title",
+        ],
+        "type": "object",
+      },
+      "name": "task_start",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "passport": Object {
+            "description": "The Task Passport as stored in .agentpack/tasks/<id>/passport.json.",
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "passport",
+        ],
+        "type": "object",
+      },
+      "title": "Start a task",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "full": Object {
+            "description": "Show every field of the passport, not only the summary.",
+            "type": "boolean",
+          },
+          "id": Object {
+            "description": "A task id (see task_list); default the current task.",
+            "maxLength": 300,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "task_status",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "drift": Object {
+            "type": Array [
+              "string",
+              "null",
+            ],
+          },
+          "gateWarnings": Object {
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "passport": Object {
+            "description": "The Task Passport, or null when there is none.",
+            "type": Array [
+              "object",
+              "null",
+            ],
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "passport",
+          "drift",
+          "gateWarnings",
+        ],
+        "type": "object",
+      },
+      "title": "Show a task's status",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "all": Object {
+            "description": "Every task: no filter, no limit.",
+            "type": "boolean",
+          },
+          "compact": Object {
+            "description": "One short line per task.",
+            "type": "boolean",
+          },
+          "json": Object {
+            "description": "Return only the structured list.",
+            "type": "boolean",
+          },
+          "limit": Object {
+            "description": "At most this many (default 50).",
+            "maximum": 1000,
+            "minimum": 1,
+            "type": "integer",
+          },
+          "open": Object {
+            "description": "Only open tasks.",
+            "type": "boolean",
+          },
+          "scope": Object {
+            "description": "Only tasks whose write scope overlaps one of these paths.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "status": Object {
+            "description": "Only these statuses.",
+            "items": Object {
+              "enum": Array [
+                "active",
+                "parked",
+                "blocked",
+                "verifying",
+                "completed",
+                "abandoned",
+              ],
+              "type": "string",
+            },
+            "maxItems": 6,
+            "type": "array",
+          },
+        },
+        "type": "object",
+      },
+      "name": "passport_list",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "tasks": Object {
+            "items": Object {
+              "type": "object",
+            },
+            "type": "array",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+          "total": Object {
+            "type": "integer",
+          },
+          "warnings": Object {
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+        },
+        "required": Array [
+          "tasks",
+          "total",
+          "warnings",
+        ],
+        "type": "object",
+      },
+      "title": "List task passports",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": true,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "id": Object {
+            "description": "The task id to switch to (see task_list).",
+            "maxLength": 300,
+            "minLength": 1,
+            "type": "string",
+          },
+          "parkCurrent": Object {
+            "description": "Park the current open task first.",
+            "type": "boolean",
+          },
+        },
+        "required": Array [
+          "id",
+        ],
+        "type": "object",
+      },
+      "name": "task_switch",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "passport": Object {
+            "description": "The Task Passport as stored in .agentpack/tasks/<id>/passport.json.",
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "passport",
+        ],
+        "type": "object",
+      },
+      "title": "Switch to another task",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": true,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {},
+        "type": "object",
+      },
+      "name": "task_park",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "passport": Object {
+            "description": "The Task Passport as stored in .agentpack/tasks/<id>/passport.json.",
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "passport",
+        ],
+        "type": "object",
+      },
+      "title": "Park the current task",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": true,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "agwpProposal": Object {
+            "description": "An AGWP proposal id this passport produced.",
+            "maxLength": 200,
+            "type": "string",
+          },
+          "agwpRun": Object {
+            "description": "The AGWP run id (from task_claim) this passport works within.",
+            "maxLength": 200,
+            "type": "string",
+          },
+          "agwpTask": Object {
+            "description": "An AGWP task id this passport works on (ties the passport to the remote workflow).",
+            "maxLength": 200,
+            "type": "string",
+          },
+          "clearNextActions": Object {
+            "description": "Replace the next actions with nextActions (or clear them).",
+            "type": "boolean",
+          },
+          "constraints": Object {
+            "description": "Constraints to append.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "nextActions": Object {
+            "description": "Next steps to append, or the whole list with clearNextActions.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "objective": Object {
+            "description": "Replacement objective.",
+            "maxLength": 4000,
+            "type": "string",
+          },
+          "replaceConstraints": Object {
+            "description": "Replace the constraints with the given list instead of appending.",
+            "type": "boolean",
+          },
+          "risk": Object {
+            "description": "Risk level.",
+            "enum": Array [
+              "unknown",
+              "low",
+              "medium",
+              "high",
+            ],
+            "type": "string",
+          },
+          "tags": Object {
+            "description": "Labels to append.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "writeScope": Object {
+            "description": "Repo-relative prefix paths to add to the write scope.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+        },
+        "type": "object",
+      },
+      "name": "task_update",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "passport": Object {
+            "description": "The Task Passport as stored in .agentpack/tasks/<id>/passport.json.",
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "passport",
+        ],
+        "type": "object",
+      },
+      "title": "Update the current task",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": true,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "evidence": Object {
+            "description": "Evidence ids backing it.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "status": Object {
+            "description": "The verification status (default pending).",
+            "enum": Array [
+              "unknown",
+              "pending",
+              "passed",
+              "failed",
+              "accepted",
+            ],
+            "type": "string",
+          },
+          "summary": Object {
+            "description": "What was verified, and how.",
+            "maxLength": 4000,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "task_update_verification",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "changed": Object {
+            "type": "boolean",
+          },
+          "passport": Object {
+            "description": "The Task Passport as stored in .agentpack/tasks/<id>/passport.json.",
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "changed",
+          "passport",
+        ],
+        "type": "object",
+      },
+      "title": "Record verification",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": true,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "evidence": Object {
+            "description": "Evidence ids backing the verdict.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "force": Object {
+            "description": "Allow accepted finalization with next actions left.",
+            "type": "boolean",
+          },
+          "status": Object {
+            "description": "Final verification status to set while closing.",
+            "enum": Array [
+              "passed",
+              "failed",
+              "accepted",
+            ],
+            "type": "string",
+          },
+          "summary": Object {
+            "description": "Closing summary; mention commit hashes.",
+            "maxLength": 4000,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "task_finalize",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "advisories": Object {
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "passport": Object {
+            "description": "The Task Passport as stored in .agentpack/tasks/<id>/passport.json.",
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "passport",
+          "advisories",
+        ],
+        "type": "object",
+      },
+      "title": "Finalize the current task",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": true,
+        "idempotentHint": false,
+        "openWorldHint": false,
+        "readOnlyHint": false,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "nextActions": Object {
+            "description": "Next steps (replace the previous list when given).",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
+          "status": Object {
+            "description": "The overall status line (replaces the previous one).",
+            "maxLength": 1000,
+            "type": "string",
+          },
+          "summary": Object {
+            "description": "What was done and decided since the last checkpoint.",
+            "maxLength": 4000,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "checkpoint",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "id": Object {
+            "type": "string",
+          },
+          "manifest": Object {
+            "type": "object",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "id",
+          "manifest",
+        ],
+        "type": "object",
+      },
+      "title": "Save a checkpoint",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "from": Object {
+            "description": "Checkpoint id to compare from.",
+            "maxLength": 100,
+            "type": "string",
+          },
+          "to": Object {
+            "description": "Checkpoint id to compare to.",
+            "maxLength": 100,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      },
+      "name": "checkpoint_diff",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+        ],
+        "type": "object",
+      },
+      "title": "Compare checkpoints",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "limit": Object {
+            "description": "How many recent events (default 30).",
+            "maximum": 1000,
+            "minimum": 1,
+            "type": "integer",
+          },
+        },
+        "type": "object",
+      },
+      "name": "replay",
+      "outputSchema": Object {
+        "additionalProperties": false,
+        "properties": Object {
+          "count": Object {
+            "type": "integer",
+          },
+          "text": Object {
+            "description": "The result as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "count",
+        ],
+        "type": "object",
+      },
+      "title": "Replay the ledger",
+    },
+  ],
+}
+`
+
 exports[`test/manifest/wire-contract.test.ts > TAP > group coordinate > coordinate wire contract 1`] = `
 Object {
   "access": "default",
@@ -879,6 +2396,9 @@ Object {
         "properties": Object {
           "principal": Object {
             "type": "string",
+          },
+          "repos": Object {
+            "type": "array",
           },
           "roles": Object {
             "type": "object",
