@@ -52,3 +52,20 @@ export const stagedReasoning: AttachmentSupport<{ repo: AgitRepo }> = {
       })
   },
 }
+
+/**
+ * The `staged_thoughts` attachment (manifests/agit.json): a continuity checkpoint records the
+ * pending thoughts under `attachments.agit`. Recording is not sending: they stay pending for the
+ * next commit or proposal, so there is nothing to settle. Other groups' records are kept.
+ */
+export const stagedThoughts: AttachmentSupport<{ repo: AgitRepo }> = {
+  async provide(call, ctx) {
+    const repo = ctx.state.repo
+    if (!repo.initialized) return undefined
+    const { entries } = await repo.pending()
+    if (entries.length === 0) return undefined
+    const own = call.args['attachments']
+    const others = typeof own === 'object' && own !== null && !Array.isArray(own) ? own : {}
+    return { value: { ...others, agit: { thoughts: entries } } }
+  },
+}

@@ -4,7 +4,7 @@
 import { definePlugin, localFailure } from '../../core/src/plugin-api.ts'
 import type { Handlers } from '../../core/src/plugin-api.ts'
 import type { PluginTools } from '../../generated/types/tools.ts'
-import { stagedReasoning } from './attach.ts'
+import { stagedReasoning, stagedThoughts } from './attach.ts'
 import { logStep } from './log-step.ts'
 import type { LogStepArgs } from './log-step.ts'
 import {
@@ -68,5 +68,5 @@ export default definePlugin({
     return { repo, search: new ThoughtSearch(repo) }
   },
   handlers,
-  attachments: { staged_reasoning: stagedReasoning },
+  attachments: { staged_reasoning: stagedReasoning, staged_thoughts: stagedThoughts },
 })

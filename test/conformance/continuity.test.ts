@@ -200,3 +200,43 @@ t.test('ag-mcp and the CLI write one pack at once: nothing lost, no torn line', 
   )
   t.notOk(existsSync(join(root, '.agentpack', '.lock')), 'the lock is released')
 })
+
+t.test('checkpoint records the staged AGIT thoughts when the agit group is enabled', async (t) => {
+  const root = await repo(t)
+  const saved = (id: unknown) =>
+    JSON.parse(readFileSync(join(root, '.agentpack', 'checkpoints', String(id), 'checkpoint.json'), 'utf8')) as {
+      summary: string
+      attachments?: { agit?: { thoughts: { role: string; category: string; content: string }[] } }
+    }
+  const both = startMcp(t, {
+    cwd: root,
+    env: GIT_ENV,
+    args: ['--allow', 'continuity,agit', '--continuity-root', root, '--agit-root', root],
+  })
+  const logged = await call(both, 'agit_log_step', {
+    batch: [
+      { role: 'user', category: 'intent', content: 'Make the parser strict', locations: [{ file: 'src/a.ts' }] },
+      { role: 'ai', category: 'reasoning', content: `Reject trailing commas; token ${GHP}` },
+    ],
+  })
+  t.notOk(logged.isError, logged.text)
+  const cp = await call(both, 'checkpoint', { summary: 'parser half done' })
+  t.notOk(cp.isError, cp.text)
+  const withThoughts = saved(cp.data?.['id'])
+  t.equal(withThoughts.summary, 'parser half done')
+  t.match(withThoughts.attachments?.agit?.thoughts, [
+    { role: 'user', category: 'intent', content: 'Make the parser strict', locations: [{ file: 'src/a.ts' }] },
+    { role: 'ai', category: 'reasoning', content: /^Reject trailing commas; token / },
+  ])
+  t.notMatch(JSON.stringify(withThoughts), GHP, 'the token is redacted before it is stored')
+  const status = await call(both, 'agit_get_status')
+  t.match(status.text, /Pending thoughts: 2/, 'recording them does not consume them: still pending for the next commit')
+  await both.close()
+
+  const alone = startMcp(t, { cwd: root, env: GIT_ENV, args: ['--allow', 'continuity', '--continuity-root', root] })
+  const plain = await call(alone, 'checkpoint', { summary: 'without agit' })
+  t.notOk(plain.isError, plain.text)
+  const without = saved(plain.data?.['id'])
+  t.equal(without.summary, 'without agit')
+  t.notOk('attachments' in without, 'agit disabled: no thoughts, the checkpoint still works')
+})

@@ -1686,6 +1686,11 @@ Object {
       "inputSchema": Object {
         "additionalProperties": false,
         "properties": Object {
+          "attachments": Object {
+            "description": "Filled in by ag-mcp, not by you: records other enabled groups attach (the staged AGIT thoughts when the agit group is enabled), stored in checkpoint.json.",
+            "maxProperties": 20,
+            "type": "object",
+          },
           "nextActions": Object {
             "description": "Next steps (replace the previous list when given).",
             "items": Object {
