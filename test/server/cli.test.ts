@@ -1,8 +1,9 @@
 // ag-server's CLI from outside: usage when no command is named, the nearest flag for a misspelt
-// one, and `token mint --out` that refuses a bad destination before any token exists.
+// one, and `token mint --out` that refuses a bad destination before any token exists and revokes
+// a token whose secret it could not write.
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -79,4 +80,66 @@ t.test('token mint --out: a bad destination is refused before a token exists', a
     [],
     'no temporary file is left beside it',
   )
+})
+
+t.test('token mint --out: a write that fails after minting revokes the token', async (t) => {
+  // A running ag-server mints (the CLI goes over HTTP); the CLI itself runs with a file-size limit
+  // of 0, so the destination passes every check but the secret cannot be written into it (EFBIG).
+  const dir = t.testdir({})
+  const data = join(dir, 'data')
+  t.equal(run('init', data).code, 0)
+  const serve = spawn(process.execPath, [SERVER, 'serve', '--data', data, '--listen', '127.0.0.1:0'], {
+    env: { PATH: process.env['PATH'] ?? '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise((r) => serve.once('exit', r))
+  t.teardown(async () => {
+    serve.kill()
+    await exited
+  })
+  await new Promise<void>((resolve, reject) => {
+    let seen = ''
+    serve.stdout.on('data', (b: Buffer) => {
+      seen += b.toString()
+      if (/listening on/.test(seen)) resolve()
+    })
+    serve.once('exit', (code) => reject(new Error(`ag-server serve exited (${String(code)}): ${seen}`)))
+  })
+
+  const out = join(dir, 'agent.token')
+  const r = spawnSync(
+    '/bin/sh',
+    [
+      '-c',
+      // env -i: the test runner injects its own hooks (NODE_OPTIONS) into children, and those turn
+      // the ignored SIGXFSZ back into a kill; ag-server itself ignores it and sees EFBIG.
+      'ulimit -f 0 && exec env -i PATH="$PATH" "$0" "$@"',
+      process.execPath,
+      SERVER,
+      ...['token', 'mint', '--principal', 'agent:a', '--scopes', 'read', '--repos', '*', '--out', out, '--data', data],
+    ],
+    { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 20_000 },
+  )
+  t.equal(r.status, 1, `${String(r.signal)} ${r.stderr}`)
+  const id = /token (tok_\w+) was revoked/.exec(r.stderr)?.[1]
+  t.match(
+    r.stderr,
+    /--out .*agent\.token: the token could not be written \(EFBIG[^)]*\); token tok_\w+ was revoked, so none is live without its secret/,
+  )
+  t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
+  t.notOk(existsSync(out), 'no token file was left')
+  t.same(
+    readdirSync(dir).filter((f) => f.includes('.tmp-')),
+    [],
+    'no temporary file is left beside it',
+  )
+  const tokens = (
+    JSON.parse(run('token', 'list', '--data', data).stdout) as {
+      tokens: { id: string; principal: string; revoked: boolean }[]
+    }
+  ).tokens
+  const minted = tokens.filter((k) => k.principal === 'agent:a')
+  t.equal(minted.length, 1, 'the token was minted (the failure came after)')
+  t.equal(minted[0]?.id, id, 'the id the error names is that token')
+  t.equal(minted[0]?.revoked, true, 'and it is revoked')
 })
