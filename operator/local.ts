@@ -24,8 +24,11 @@ export class LocalError extends Error {}
 
 /** The agent's principal and scopes: it can only propose (the safety thesis, locally). */
 export const AGENT = { principal: 'agent:local', scopes: 'read,workspace,propose,coordinate' }
-/** The person at the keyboard: reviews and integrates through `ag-mcp proposals`. */
-export const OWNER = { principal: 'human:owner', scopes: 'read,review,integrate' }
+/**
+ * The person at the keyboard: reviews and integrates through `ag-mcp proposals`. `propose` is
+ * there for `proposals reject`: AGWP's withdraw needs it (a maintainer may withdraw any proposal).
+ */
+export const OWNER = { principal: 'human:owner', scopes: 'read,propose,review,integrate' }
 
 export interface LocalState {
   /** The repository's working tree (its top level). */

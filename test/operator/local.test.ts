@@ -90,6 +90,12 @@ t.test('the agent proposes into your repository; you integrate with ag-mcp propo
   const list = agMcp(home, repo, 'proposals', 'list')
   t.equal(list.status, 0, list.stderr)
   t.match(list.stdout, new RegExp(`^${id}\\s+open\\s+Add a getting-started guide`, 'm'))
+  const show = agMcp(home, repo, 'proposals', 'show', id)
+  t.equal(show.status, 0, show.stderr)
+  t.match(show.stdout, new RegExp(`^${id}: Add a getting-started guide\\n\\s+state\\s+open\\n`))
+  t.match(show.stdout, new RegExp(`head\\s+[0-9a-f]{10} \\(refs/proposals/${id}\\)`))
+  t.match(show.stdout, /can be integrated/)
+  t.match(show.stdout, /docs\/getting-started\.md \| \d+ \+/, 'the diff stat of the proposal')
   const diff = agMcp(home, repo, 'proposals', 'diff', id)
   t.match(diff.stdout, /\+# Getting started/)
   const before = git(repo, 'rev-parse', 'main')
@@ -101,6 +107,26 @@ t.test('the agent proposes into your repository; you integrate with ag-mcp propo
   t.match(readFileSync(join(repo, 'docs', 'getting-started.md'), 'utf8'), /# Getting started/, 'the checkout followed')
   const after = agMcp(home, repo, 'proposals', 'list', '--all')
   t.match(after.stdout, new RegExp(`^${id}\\s+integrated`, 'm'))
+  // The person's token can withdraw (AGWP asks for the propose scope); an integrated proposal stays.
+  const late = agMcp(home, repo, 'proposals', 'reject', id, '--reason', 'too late')
+  t.equal(late.status, 1, 'an integrated proposal cannot be rejected')
+  t.match(late.stderr, /^ag-mcp proposals reject: conflict: proposal is integrated\n$/)
+
+  // A second run of the agent, and this time the person says no.
+  const again = await runSession({
+    command: [process.execPath, BINARY, '--local', repo, '--log-level', 'warn'],
+    repo: 'myproject',
+    env: env(home),
+    print: (l) => lines.push(l),
+  })
+  t.equal(again.failures, 0, lines.join('\n'))
+  const second = again.proposal as string
+  t.not(second, id, 'a new proposal')
+  const reject = agMcp(home, repo, 'proposals', 'reject', second, '--reason', 'not now')
+  t.equal(reject.status, 0, reject.stderr)
+  t.equal(reject.stdout, `rejected ${second}: withdrawn; the agent sees it as withdrawn ("not now")\n`)
+  t.match(agMcp(home, repo, 'proposals', 'show', second).stdout, /\n\s+state\s+withdrawn\n/)
+  t.match(agMcp(home, repo, 'proposals', 'list').stdout, /^no open proposals/, 'nothing is left open')
 })
 
 t.test('the private ag-server exits with ag-mcp: stdin closed, or ag-mcp killed', async (t) => {
