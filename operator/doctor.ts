@@ -5,6 +5,7 @@ import { statSync, readFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { loadConfig } from '../core/src/config/config.ts'
 import type { BundledPlugins } from '../core/src/pipeline/plugins.ts'
+import { hookStatus } from '../plugins/agit/hooks.ts'
 import { Registry } from '../core/src/manifest/registry.ts'
 import type { GroupManifest } from '../core/src/manifest/types.ts'
 import { resolveGroups } from '../core/src/policy/groups.ts'
@@ -105,7 +106,8 @@ async function runChecks(
   } else {
     checks.push({ check: 'upstream', status: 'warn', detail: `${up.upstream}: not checked without a usable token` })
   }
-  checkRepository(io.cwd, checks)
+  const top = checkRepository(io.cwd, checks)
+  if (top !== undefined) await checkHooks(top, checks)
   return checks
 }
 
@@ -282,7 +284,8 @@ async function checkUpstream(
   else checks.push({ check: 'scopes', status: 'ok', detail: 'the token has a scope for every enabled upstream group' })
 }
 
-function checkRepository(cwd: string, checks: Check[]): void {
+/** The repository's top level, when `cwd` is in one. */
+function checkRepository(cwd: string, checks: Check[]): string | undefined {
   try {
     const top = execFileSync('git', ['rev-parse', '--show-toplevel'], {
       cwd,
@@ -290,6 +293,7 @@ function checkRepository(cwd: string, checks: Check[]): void {
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim()
     checks.push({ check: 'repository', status: 'ok', detail: `${top} is a git repository` })
+    return top
   } catch {
     checks.push({
       check: 'repository',
@@ -297,5 +301,20 @@ function checkRepository(cwd: string, checks: Check[]): void {
       detail: `${cwd} is not in a git repository: local groups (agit) and --local have nothing to work on`,
       fix: 'run ag-mcp from your repository, or git init',
     })
+    return undefined
   }
+}
+
+/** Information, never a failure: without agit's hooks, commits are not indexed until a sync. */
+async function checkHooks(top: string, checks: Check[]): Promise<void> {
+  const missing = (await hookStatus(top)).filter((h) => !h.ours).map((h) => h.hook)
+  if (missing.length === 0)
+    checks.push({ check: 'hooks', status: 'ok', detail: `agit's git hooks are installed in ${top}` })
+  else
+    checks.push({
+      check: 'hooks',
+      status: 'warn',
+      detail: `agit's git hooks are not installed in ${top} (missing: ${missing.join(', ')})`,
+      fix: 'ag-mcp agit init (or ag-mcp agit hooks install)',
+    })
 }

@@ -2,8 +2,9 @@
 // token, a token without a scope an enabled group needs, and an unreachable host each fail with
 // the fix, exit 1, and never print the token.
 import t from 'tap'
-import { spawn } from 'node:child_process'
-import { chmodSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { BINARY } from '../helpers/mcp-process.ts'
@@ -119,4 +120,33 @@ t.test('what goes wrong is named with its fix, exit 1', async (t) => {
     for (const tok of Object.values(fx.tokens))
       t.notOk(r.stdout.includes(tok) || r.stderr.includes(tok), `${what}: no token printed`)
   }
+})
+
+t.test("the repository's agit hooks: named when missing, with the command that installs them", async (t) => {
+  // A repository of its own, outside this one, so the answer is about it alone.
+  const dir = mkdtempSync(join(tmpdir(), 'ag-mcp-doctor-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  execFileSync('git', ['init', '-q', dir])
+  const hooks = async () => {
+    const r = await doctor(dir, '--json')
+    return (
+      JSON.parse(r.stdout) as { checks: { check: string; status: string; detail: string; fix?: string }[] }
+    ).checks.find((c) => c.check === 'hooks')
+  }
+  const before = await hooks()
+  t.equal(before?.status, 'warn', 'information, not a failure')
+  t.match(
+    before?.detail,
+    /agit's git hooks are not installed in .* \(missing: post-commit, post-checkout, post-merge, post-rewrite\)/,
+  )
+  t.match(before?.fix, /ag-mcp agit init/)
+  const init = spawnSync(process.execPath, [BINARY, 'agit', 'hooks', 'install'], {
+    cwd: dir,
+    env: { PATH: process.env['PATH'] ?? '', HOME: dir },
+    encoding: 'utf8',
+  })
+  t.equal(init.status, 0, init.stderr)
+  const after = await hooks()
+  t.equal(after?.status, 'ok')
+  t.match(after?.detail, /agit's git hooks are installed in /)
 })
