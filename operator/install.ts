@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync,
 import { homedir } from 'node:os'
 import { basename, dirname, resolve } from 'node:path'
 import { checkUpstream } from '../core/src/config/config.ts'
-import { closest } from '../core/src/config/suggest.ts'
+import { closest } from '../lib/closest.ts'
 import { createScrubber } from '../core/src/safety/scrub.ts'
 import { addEntry, findEntry, removeEntry } from './host-config.ts'
 import type { ServerEntry } from './host-config.ts'

@@ -3,7 +3,7 @@
 // human:owner, the repository's maintainer, with a token minted for this command and revoked after.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { closest } from '../core/src/config/suggest.ts'
+import { closest } from '../lib/closest.ts'
 import {
   LocalError,
   OWNER,

@@ -55,25 +55,3 @@ export function parseDuration(s: string): number {
   const mult = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] ?? ''] ?? 1
   return n * mult
 }
-
-/** The candidate nearest to a misspelt name (edit distance at most a third of its length), if any. */
-export function closest(name: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1
-  for (const c of candidates) {
-    const d = editDistance(name, c)
-    if (d < bestDistance) [best, bestDistance] = [c, d]
-  }
-  return best
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i]
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1))
-    prev = cur
-  }
-  return prev[b.length] ?? 0
-}

@@ -71,6 +71,10 @@ t.test('plugins import only the plugin API from core, never MCP', async (t) => {
   }
 })
 
+t.test('lib/ is a leaf that core and the server may share: it imports nothing of the project', async (t) => {
+  for (const f of files('lib')) for (const spec of imports(f)) t.ok(spec.startsWith('node:'), `${f} imports ${spec}`)
+})
+
 t.test('the server imports neither core nor plugins', async (t) => {
   if (!exists('server')) return
   for (const f of files('server')) {
@@ -84,7 +88,7 @@ t.test('what the shipped code imports is pinned and bundled; the installed packa
     devDependencies: Record<string, string>
   }
   const used = new Set<string>()
-  for (const dir of ['core', 'operator', 'plugins', 'server', 'bin'].filter(exists)) {
+  for (const dir of ['lib', 'core', 'operator', 'plugins', 'server', 'bin'].filter(exists)) {
     for (const f of files(dir)) {
       for (const spec of imports(f)) {
         if (spec.startsWith('.') || spec.startsWith('node:') || builtinModules.includes(spec)) continue

@@ -1,7 +1,7 @@
 // Start-up argv parsing driven by the flag table: small enough to cost nothing at start,
 // strict enough to refuse what it does not know (with a suggestion).
 import { INFO_FLAGS } from './flags.ts'
-import { closest } from './suggest.ts'
+import { closest } from '../../../lib/closest.ts'
 import type { FlagSpec, FlagTable } from './flags.ts'
 
 export type RawValue = string | number | boolean | readonly string[]

@@ -1,4 +1,5 @@
-// The nearest of some known names to a misspelt one, for "did you mean" in usage errors.
+// The nearest of some known names to a misspelt one, for "did you mean" in usage errors. A leaf
+// module with no imports, shared by ag-mcp (core) and ag-server, which may not import each other.
 
 /** The candidate nearest to `name` (edit distance at most a third of its length, at least 1), if any. */
 export function closest(name: string, candidates: readonly string[]): string | undefined {
