@@ -142,6 +142,8 @@ for (const base of [join(root, 'plugins'), ...(extraDir ? [join(extraDir, 'plugi
         problems.push(`${where}: needs a description (it is shown in --help and docs/flags.md)`)
       if (spec.role !== undefined && (!ROLES.includes(spec.role) || spec.type !== 'string'))
         problems.push(`${where}: role must be one of ${ROLES.join(', ')}, on a string option`)
+      if (spec.marker !== undefined && (spec.role !== 'root' || !/^[A-Za-z0-9._-]{1,64}$/.test(spec.marker)))
+        problems.push(`${where}: marker is a plain directory name, on a root option only`)
       if (spec.default !== undefined && typeof spec.default !== OPTION_TYPES[spec.type])
         problems.push(`${where}: default is not a ${spec.type}`)
       if (spec.schema !== undefined) {

@@ -36,8 +36,8 @@ export type OptionType = 'string' | 'number' | 'boolean' | 'list'
  *   on refresh, or a variable name). The core reads it at start-up, scrubs it from everything,
  *   and hands the plugin a TokenSource. At most one of the two may be given.
  * - `root`: the directory a local plugin works under. Unset: the git top level of the working
- *   directory, found on the plugin's first call. The core applies path safety to the plugin's
- *   writePathArgs under this root.
+ *   directory (or, with `marker`, the nearest ancestor up to it holding that entry), found on the
+ *   plugin's first call. The core applies path safety to the plugin's writePathArgs under this root.
  */
 export type OptionRole = 'upstream-url' | 'credential-file' | 'credential-env' | 'root'
 
@@ -51,6 +51,12 @@ export interface OptionSpec {
   /** Further constraints (minimum, enum, pattern, …), checked at start-up; errors name the flag. */
   schema?: JsonSchema
   role?: OptionRole
+  /**
+   * Only with role `root`: a directory name (e.g. `.agentpack`) that marks the root when the
+   * operator gives none. The root is then the nearest ancestor of the working directory, up to
+   * its git top level, that holds such a directory; else the git top level.
+   */
+  marker?: string
 }
 
 export type OptionTable = Readonly<Record<string, OptionSpec>>

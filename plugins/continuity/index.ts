@@ -31,14 +31,16 @@ import {
 } from './lifecycle.ts'
 import { auditTask, listTasks, taskHandoff, taskStatus } from './reports.ts'
 import { buildResume } from './resume.ts'
-import { Pack, packRootWithin } from './store.ts'
+import { Pack } from './store.ts'
 import type { PassportLinks } from './types.ts'
 
 interface State {
-  /** The pack root: the nearest ancestor of the working directory holding .agentpack/ inside the root, else the root. */
+  /**
+   * The pack root, which is also the root the core checks written paths under: --continuity-root,
+   * else the nearest ancestor of the working directory holding .agentpack/ up to the git top
+   * level, else the git top level (the option's `marker`, resolved by the core).
+   */
   root: string
-  /** The root the core checks written paths under (--continuity-root, else the git top level). */
-  policyRoot: string
   scrub: (s: string) => string
 }
 
@@ -176,13 +178,8 @@ const handlers: Handlers<PluginTools['continuity'], State> = {
     return { text: r.text, count: r.events.length }
   },
   bundle_export: async (a, ctx) => {
-    // The core checked outputPath (--write-path, path safety) under its root: export must
-    // resolve it from the same directory, or the check would have been of another path.
-    if (ctx.state.root !== ctx.state.policyRoot)
-      throw refuse(
-        'invalid',
-        `this pack (${ctx.state.root}) is below the root ag-mcp checks written paths under (${ctx.state.policyRoot}): start ag-mcp with --continuity-root ${ctx.state.root} to export bundles`,
-      )
+    // The core checked outputPath (--write-path, path safety) under the same root the pack is
+    // at, so the path written is the path checked.
     const r = await exportBundle(pack(ctx), {
       outputPath: a.outputPath,
       taskId: a.taskId,
@@ -253,6 +250,7 @@ export default definePlugin({
     root: {
       type: 'string',
       role: 'root',
+      marker: '.agentpack',
       value: 'DIR',
       description:
         'The directory holding .agentpack/ (default: the nearest ancestor of the working directory that has one, inside the git top level; else the git top level).',
@@ -260,7 +258,7 @@ export default definePlugin({
   },
   init: async ({ root, scrub }): Promise<State> => {
     if (root === undefined) throw refuse('invalid', 'the continuity plugin has no root directory')
-    return { root: await packRootWithin(root, process.cwd()), policyRoot: root, scrub }
+    return { root, scrub }
   },
   handlers,
 })

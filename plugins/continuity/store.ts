@@ -42,18 +42,6 @@ export async function findPackRoot(start: string): Promise<string> {
   return refs.topLevel ?? from
 }
 
-/**
- * The pack root for a process started in `cwd` with the plugin root `root`: the nearest
- * ancestor of `cwd` holding `.agentpack/` that is inside `root`, else `root` itself.
- */
-export async function packRootWithin(root: string, cwd: string): Promise<string> {
-  const top = resolve(root)
-  let dir = resolve(cwd)
-  if (dir !== top && !dir.startsWith(`${top}/`)) return top
-  for (; dir !== top; dir = dirname(dir)) if (await isDir(join(dir, PACK_DIR))) return dir
-  return top
-}
-
 export class Pack {
   readonly git: GitProbe
   private redactorP?: Promise<Redactor>

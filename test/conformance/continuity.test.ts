@@ -4,14 +4,15 @@
 // and scrubbed, --write-path applied to the file bundle_export writes, bundle paths confined to
 // the pack root, the resume resource, and ag-mcp and the CLI writing one pack at once.
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import type { Test } from 'tap'
 import { manifests } from '../../generated/manifests.js'
 import { BINARY, startMcp } from '../helpers/mcp-process.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
-import { GIT_ENV, repo } from '../plugins/continuity/_pack.ts'
+import { initPack } from '../../plugins/continuity/store.ts'
+import { GIT_ENV, git, repo } from '../plugins/continuity/_pack.ts'
 
 const OURS = manifests.filter((m) => m.plugin === 'continuity').flatMap((m) => m.tools.map((x) => x.name))
 const GHP = `ghp_${'Zq9'.repeat(12)}`
@@ -146,6 +147,43 @@ t.test('--write-path governs the file bundle_export writes; bundle paths stay in
     (await call(p, 'bundle_import', { path: 'exports/big.json', write: true })).text,
     'over the 2097152-byte limit',
   )
+})
+
+t.test('a pack in a sub-project is the root: found from below, exported to without a flag', async (t) => {
+  const top = await repo(t, { init: false })
+  const sub = join(top, 'packages', 'app')
+  mkdirSync(join(sub, 'src', 'deep'), { recursive: true })
+  await initPack(sub)
+  // cwd below the pack; no --continuity-root: the nearest .agentpack/ up to the git top level.
+  const p = startMcp(t, {
+    cwd: join(sub, 'src', 'deep'),
+    env: GIT_ENV,
+    args: ['--allow', 'continuity,bundles', '--write-path', 'exports/**'],
+  })
+  t.notOk((await call(p, 'task_start', { title: 'Sub-project task' })).isError)
+  const out = await call(p, 'bundle_export', { outputPath: 'exports/task.json' })
+  t.notOk(out.isError, out.text)
+  t.ok(existsSync(join(sub, 'exports', 'task.json')), 'written under the pack root, which --write-path is relative to')
+  t.notOk(existsSync(join(top, 'exports')), 'not under the git top level')
+  t.notOk(existsSync(join(top, '.agentpack')), 'no second pack at the top')
+  t.match((await call(p, 'bundle_inspect', { path: 'exports/task.json' })).text, 'Status: valid')
+  t.ok(
+    (await call(p, 'bundle_export', { outputPath: '../../escape.json' })).isError,
+    'the pack root bounds what may be written',
+  )
+  t.notOk(existsSync(join(top, 'escape.json')))
+})
+
+t.test('a pack above the git top level is not the root: the repository is', async (t) => {
+  const outer = await repo(t, { git: false })
+  const inner = join(outer, 'checkout')
+  mkdirSync(inner)
+  git(inner, 'init', '-q', '-b', 'main')
+  const p = startMcp(t, { cwd: inner, env: GIT_ENV, args: ['--allow', 'continuity'] })
+  const r = await call(p, 'record_decision', { text: 'must not land in the outer pack' })
+  t.ok(r.isError, 'the repository has no pack of its own')
+  t.match(r.text, /ag-mcp continuity init/)
+  t.equal(ledger(outer), '', 'the pack above the repository is untouched')
 })
 
 t.test('the resume resource', async (t) => {

@@ -56,9 +56,11 @@ export class PluginSet {
   private async start(name: string, entry: BundledPlugin): Promise<LoadedPlugin> {
     const plugin = await entry.load()
     const options = this.env.options[name] ?? {}
-    const rootOption = Object.entries(entry.options).find(([, spec]) => spec.role === 'root')?.[0]
+    const rootOption = Object.entries(entry.options).find(([, spec]) => spec.role === 'root')
     const root =
-      rootOption === undefined ? undefined : await resolveRoot(options[rootOption], pluginFlag(entry, rootOption))
+      rootOption === undefined
+        ? undefined
+        : await resolveRoot(options[rootOption[0]], pluginFlag(entry, rootOption[0]), rootOption[1].marker)
     const init: PluginInit<Record<string, never>> = {
       options: options as PluginInit<Record<string, never>>['options'],
       credential: this.env.credentials[name] ?? NO_CREDENTIAL,
@@ -75,11 +77,14 @@ let gitTopLevel: Promise<string | undefined> | undefined
 /**
  * A local plugin's root: the directory its option names, or else the git top level of the
  * working directory, asked of git once per process and only when a local plugin first runs
- * (a process that never calls one never spawns git). Always a real path: symlinks resolved,
- * so the path checks compare like with like.
+ * (a process that never calls one never spawns git). With a `marker` (Agentpack's
+ * `.agentpack`), the nearest ancestor of the working directory holding it wins, so a pack in a
+ * sub-project is the root its tools and their path checks use; the walk stops at the git top
+ * level, so a stray marker above the repository never widens what the plugin may write. Always
+ * a real path: symlinks resolved, so the path checks compare like with like.
  */
-async function resolveRoot(given: OptionValue, flag: string): Promise<string> {
-  const { realpath } = process.getBuiltinModule('node:fs/promises')
+async function resolveRoot(given: OptionValue, flag: string, marker: string | undefined): Promise<string> {
+  const { realpath, stat } = process.getBuiltinModule('node:fs/promises')
   if (typeof given === 'string') return realpath(given)
   gitTopLevel ??= new Promise((resolve) => {
     process
@@ -94,5 +99,17 @@ async function resolveRoot(given: OptionValue, flag: string): Promise<string> {
       'not_configured',
       `no root directory: the working directory is not inside a git repository; start ag-mcp with --${flag} DIR`,
     )
-  return realpath(top)
+  const real = await realpath(top)
+  if (marker === undefined) return real
+  const { dirname, join, sep } = process.getBuiltinModule('node:path')
+  let dir = await realpath(process.cwd())
+  if (!dir.startsWith(real + sep)) return real
+  for (; dir !== real; dir = dirname(dir)) {
+    const found = await stat(join(dir, marker)).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+    if (found) return dir
+  }
+  return real
 }
