@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { AgwpError } from './errors.ts'
 
 // Thin layer over the `git` binary. The server never depends on the operator's git
@@ -234,3 +235,146 @@ export class CatFile {
 }
 
 const EMPTY = Buffer.alloc(0)
+
+// One long-lived `git diff-tree --stdin` for diffs (status, line counts, patch text).
+// The patch and its counts are git's own (xdiff: its line matching heuristics, hunk
+// function context, index abbreviation length, rename similarity); reproducing those
+// byte for byte in process would mean re-implementing xdiff, so diffs stay git's, but
+// through one process per option set instead of one per request. Each request writes
+// "<tree> <tree>\n" (answered by that line, then the diff) and a line that is not an
+// object id, which diff-tree echoes and flushes: the end marker, with a per-process
+// random nonce so no path or content can forge it. Requests run one at a time (a patch
+// over its byte budget kills the process, as the per-request git did, and the next
+// request starts a fresh one). git keeps every tree it parsed, so the process is
+// replaced after RECYCLE_AFTER requests to keep its memory flat.
+const RECYCLE_AFTER = 500
+
+export class DiffTree {
+  private child: ChildProcessWithoutNullStreams | undefined
+  private served = 0
+  private tail: Promise<unknown> = Promise.resolve()
+  private readonly nonce = randomBytes(12).toString('hex')
+  private seq = 0
+  private closed = false
+
+  constructor(
+    private readonly gitDir: string,
+    /** diff-tree options, then `--` and pathspecs if any */
+    private readonly args: string[],
+  ) {}
+
+  /** The diff of two trees (ids), as `git diff-tree <args> a b` prints it; at most maxStdout bytes. */
+  diff(a: string, b: string, opts: { maxStdout?: number; timeoutMs?: number } = {}): Promise<GitResult> {
+    if (!OID.test(a) || !OID.test(b)) return Promise.reject(new Error('diff-tree takes two object ids'))
+    const go = (): Promise<GitResult> =>
+      this.one(a, b, opts).finally(() => {
+        // closed while this request waited its turn: end the process it started
+        if (this.closed) this.endChild()
+      })
+    const run = this.tail.then(go, go)
+    this.tail = run.catch(() => undefined)
+    return run
+  }
+
+  /** End the process once the requests already written are answered. */
+  close(): void {
+    this.closed = true
+    this.endChild()
+  }
+
+  private endChild(): void {
+    this.child?.stdin.end()
+    this.child = undefined
+  }
+
+  private one(a: string, b: string, opts: { maxStdout?: number; timeoutMs?: number }): Promise<GitResult> {
+    if (this.child && this.served >= RECYCLE_AFTER) this.endChild()
+    const child = this.ensure()
+    this.served++
+    const header = Buffer.from(`${a} ${b}\n`)
+    const marker = Buffer.from(`#agwp-end-${this.nonce}-${++this.seq}\n`)
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = []
+      let len = 0
+      let err = ''
+      let window: Buffer = Buffer.alloc(0) // the last bytes seen, to find a marker split across reads
+      const done = (e: Error | null, r?: GitResult): void => {
+        clearTimeout(timer)
+        child.stdout.off('data', onData)
+        child.stderr.off('data', onErr)
+        child.off('close', onClose)
+        if (e) reject(e)
+        else resolve(r as GitResult)
+      }
+      const finish = (body: Buffer): void => {
+        // The echoed pair comes first; without it git refused the pair (stderr says why).
+        if (!body.subarray(0, header.length).equals(header))
+          return done(new GitError('diff-tree --stdin', 1, err || 'no answer for the tree pair'))
+        done(null, { code: 0, stdout: body.subarray(header.length), stderr: err })
+      }
+      const onData = (d: Buffer): void => {
+        const joined = window.length ? Buffer.concat([window, d]) : d
+        const at = joined.indexOf(marker)
+        if (at >= 0) {
+          // bytes of the marker that were already stored belong to `window`
+          const keep = at - window.length
+          if (keep >= 0) chunks.push(d.subarray(0, keep))
+          const all = Buffer.concat(chunks)
+          const body = keep >= 0 ? all : all.subarray(0, all.length + keep)
+          return finish(body)
+        }
+        chunks.push(d)
+        len += d.length
+        window = joined.subarray(Math.max(0, joined.length - marker.length))
+        const cap = opts.maxStdout === undefined ? undefined : opts.maxStdout + header.length
+        if (cap !== undefined && len >= cap) {
+          // Over budget: stop git computing the rest, as the one-shot process was stopped.
+          this.kill(child)
+          const all = Buffer.concat(chunks)
+          if (!all.subarray(0, header.length).equals(header)) return finish(all)
+          done(null, { code: 0, stdout: all.subarray(header.length, cap), stderr: err })
+        }
+      }
+      const onErr = (d: Buffer): void => {
+        if (err.length < 8192) err += d.toString('utf8')
+      }
+      const onClose = (): void => done(new GitError('diff-tree --stdin', 1, err || 'git diff-tree exited'))
+      const timer = setTimeout(() => {
+        this.kill(child)
+        done(new AgwpError('timeout', 'git operation timed out'))
+      }, opts.timeoutMs ?? 30_000)
+      child.stdout.on('data', onData)
+      child.stderr.on('data', onErr)
+      child.once('close', onClose)
+      child.stdin.write(Buffer.concat([header, marker]))
+    })
+  }
+
+  private kill(child: ChildProcessWithoutNullStreams): void {
+    if (this.child === child) this.child = undefined
+    child.kill('SIGKILL')
+  }
+
+  private ensure(): ChildProcessWithoutNullStreams {
+    if (this.child) return this.child
+    counted('diff-tree --stdin')
+    const child = spawn('git', [...CONFIG_ARGS, '--git-dir', this.gitDir, 'diff-tree', '--stdin', ...this.args], {
+      env: BASE_ENV,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    child.stdin.on('error', () => {
+      /* handled via close */
+    })
+    const gone = (): void => {
+      if (this.child === child) this.child = undefined
+    }
+    child.on('close', gone)
+    child.on('error', gone)
+    child.stdout.setMaxListeners(0)
+    this.child = child
+    this.served = 0
+    return child
+  }
+}
+
+const OID = /^[0-9a-f]{40}$/

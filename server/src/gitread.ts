@@ -1,8 +1,18 @@
-import { git, gitText } from './git.ts'
+import fs from 'node:fs'
+import path from 'node:path'
+import { git, gitText, type CatObject } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
 import { isTreeMode } from './objects.ts'
-import { mergeBase, walkLog, type CommitInfo, type Ident as HistoryIdent } from './history.ts'
+import {
+  mergeBase,
+  parseCommit,
+  plainHistory,
+  walkLog,
+  walkPathLog,
+  type CommitInfo,
+  type Ident as HistoryIdent,
+} from './history.ts'
 import { encodeCursor, decodeCursor, isCount } from './util.ts'
 
 // Read-side git operations shared by repository, workspace and proposal endpoints.
@@ -66,9 +76,10 @@ export async function log(
   } else {
     start = await repo.resolve(ref)
   }
-  // Without a path the walk runs in process (history.ts); with one, or whenever the walk
-  // declines, git answers.
-  const walked = path ? undefined : await walkLog(repo, start, skip, limit + 1)
+  // The walk runs in process (history.ts); whenever it declines, git answers.
+  const walked = path
+    ? await walkPathLog(repo, start, path, skip, limit + 1)
+    : await walkLog(repo, start, skip, limit + 1)
   const recs = walked
     ? walked.map(summaryOf)
     : parseLogRecords(
@@ -144,27 +155,53 @@ function parseRawNumstat(buf: Buffer): RawChange[] {
 }
 
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
+// What each diff view asks git (through the repository's long-lived diff-tree processes).
+const RAW_ARGS = ['-r', '-M', '--raw', '--numstat', '-z', '--no-abbrev']
+const PATCH_ARGS = ['-r', '-M', '-p', '--no-color', '--no-ext-diff']
+
+/** The tree of a commit, or the id itself when it names a tree (a workspace overlay). */
+async function treeOf(repo: Repo, id: string): Promise<string> {
+  const o = await repo.cat.info(id)
+  if (o?.type === 'tree') return o.oid
+  return repo.commitTree(o?.oid ?? id)
+}
 
 export async function commitDetail(
   repo: Repo,
   id: string,
 ): Promise<CommitSummary & { message: string; files: RawChange[] }> {
   const commit = await repo.resolve(id, 'id')
-  const rec = parseLogRecords(await gitText(repo.gitDir, ['log', '-1', `--format=${LOG_FORMAT}`, commit]))[0]
+  // Grafts and replace refs change what git reports: then git answers.
+  const rec = plainHistory(repo.gitDir)
+    ? ((await commitRecord(repo, commit)) ?? (await gitCommitRecord(repo, commit)))
+    : await gitCommitRecord(repo, commit)
   if (!rec) throw notFound('commit not found', { id })
-  const parent = rec.parents[0] ?? EMPTY_TREE
-  const raw = await git(repo.gitDir, [
-    'diff-tree',
-    '-r',
-    '-M',
-    '--raw',
-    '--numstat',
-    '-z',
-    '--no-abbrev',
-    parent,
-    commit,
-  ])
+  const parent = rec.parents[0]
+  const [from, to] = await Promise.all([parent ? repo.commitTree(parent) : EMPTY_TREE, repo.commitTree(commit)])
+  const raw = await repo.diffTree(RAW_ARGS, []).diff(from, to)
   return { ...rec, message: rec.message.replace(/\n+$/, ''), files: parseRawNumstat(raw.stdout) }
+}
+
+/**
+ * A commit's fields as `git log -1 --format=LOG_FORMAT` gives them, read in process;
+ * undefined where git could present it differently (history.ts parseCommit declines,
+ * a NUL in the message, which git's %B stops at, or a date outside JavaScript's range).
+ */
+async function commitRecord(repo: Repo, commit: string): Promise<(CommitSummary & { message: string }) | undefined> {
+  const o = await repo.object(commit)
+  if (!o || o.type !== 'commit') return undefined
+  const info = parseCommit(o.oid, o.data)
+  if (!info) return undefined
+  const at = o.data.indexOf('\n\n')
+  const message = at < 0 ? '' : o.data.toString('utf8', at + 2)
+  if (message.includes('\0')) return undefined
+  const dated = (t: number): boolean => Number.isFinite(new Date(t * 1000).getTime())
+  if (!dated(info.author.time) || !dated(info.committer.time)) return undefined
+  return { ...summaryOf(info), message }
+}
+
+async function gitCommitRecord(repo: Repo, commit: string): Promise<(CommitSummary & { message: string }) | undefined> {
+  return parseLogRecords(await gitText(repo.gitDir, ['log', '-1', `--format=${LOG_FORMAT}`, commit]))[0]
 }
 
 export interface TreeEntry {
@@ -258,13 +295,11 @@ export async function diff(
   paths: string[],
   maxPatchBytes: number,
 ): Promise<{ files: DiffFile[]; truncated: boolean }> {
-  const b = base ?? EMPTY_TREE
-  const spec = paths.length ? ['--', ...paths] : []
+  // Trees, not commits: diff-tree --stdin reads a commit line as "commit and its parents".
+  const [b, h] = await Promise.all([base === null ? EMPTY_TREE : treeOf(repo, base), treeOf(repo, head)])
   const [raw, patch] = await Promise.all([
-    git(repo.gitDir, ['diff-tree', '-r', '-M', '--raw', '--numstat', '-z', '--no-abbrev', b, head, ...spec]),
-    git(repo.gitDir, ['diff-tree', '-r', '-M', '-p', '--no-color', '--no-ext-diff', b, head, ...spec], {
-      maxStdout: maxPatchBytes + 1,
-    }),
+    repo.diffTree(RAW_ARGS, paths).diff(b, h),
+    repo.diffTree(PATCH_ARGS, paths).diff(b, h, { maxStdout: maxPatchBytes + 1 }),
   ])
   const changes = parseRawNumstat(raw.stdout)
   const text = patch.stdout.subarray(0, maxPatchBytes).toString('utf8')
@@ -290,18 +325,102 @@ export async function diff(
   return { files, truncated }
 }
 
+export interface SearchMatch {
+  path: string
+  line: number
+  text: string
+}
+
+/**
+ * `git grep -n -I -F -e q <commit> -- paths`, in process: the regular files of the tree in
+ * git's order (depth first, tree order), blobs through the repository's cat-file process,
+ * files with a NUL in their first 8000 bytes skipped as binary (git's -I test), every
+ * line containing q as bytes, in order. Attributes could make git treat a file as
+ * binary or text differently; a repository with an info/attributes file goes to git.
+ */
 export async function search(
   repo: Repo,
   commit: string,
   q: string,
   paths: string[],
   limit: number,
-): Promise<{ matches: { path: string; line: number; text: string }[]; truncated: boolean }> {
+): Promise<{ matches: SearchMatch[]; truncated: boolean }> {
+  if (fs.existsSync(path.join(repo.gitDir, 'info', 'attributes'))) return gitSearch(repo, commit, q, paths, limit)
+  const needle = Buffer.from(q, 'utf8')
+  const files = await regularFiles(repo, await repo.commitTree(commit), '', paths)
+  const matches: SearchMatch[] = []
+  // Blobs are asked for a window ahead, so the pipe stays busy while lines are scanned.
+  const AHEAD = 32
+  const pending: Promise<CatObject | null>[] = []
+  for (let i = 0; i < files.length && i < AHEAD; i++) pending.push(repo.object((files[i] as FileRef).oid))
+  for (let i = 0; i < files.length; i++) {
+    const o = await (pending[i] as Promise<CatObject | null>)
+    if (i + AHEAD < files.length) pending.push(repo.object((files[i + AHEAD] as FileRef).oid))
+    if (!o || o.type !== 'blob') continue
+    const data = o.data
+    if (data.subarray(0, BINARY_PROBE).includes(0)) continue
+    let from = 0
+    let line = 1
+    let counted = 0 // line numbers are counted up to here
+    for (;;) {
+      const at = data.indexOf(needle, from)
+      if (at < 0) break
+      // (a negative offset would count from the end)
+      const start = at === 0 ? 0 : data.lastIndexOf(10, at - 1) + 1
+      // q is one non-empty line (routes.ts), so a match never spans lines
+      let end = data.indexOf(10, at)
+      if (end < 0) end = data.length
+      for (let k = data.indexOf(10, counted); k >= 0 && k < start; k = data.indexOf(10, k + 1)) line++
+      counted = start
+      if (matches.length >= limit) return { matches, truncated: true }
+      const text = data.toString('utf8', start, end)
+      matches.push({ path: (files[i] as FileRef).path, line, text: text.length > 1000 ? text.slice(0, 1000) : text })
+      from = end + 1
+      if (from > data.length) break
+    }
+    pending[i] = NOTHING
+  }
+  return { matches, truncated: false }
+}
+
+// git's buffer_is_binary: a NUL in the first 8000 bytes
+const BINARY_PROBE = 8000
+const NOTHING: Promise<null> = Promise.resolve(null)
+
+interface FileRef {
+  path: string
+  oid: string
+}
+
+/** Does a literal pathspec (git: GIT_LITERAL_PATHSPECS) take this path: itself or under it? */
+const underSpec = (p: string, spec: string): boolean => p === spec || p.startsWith(`${spec}/`)
+
+/** Regular files (100644/100755) under a tree in git's order, limited to literal pathspecs. */
+async function regularFiles(repo: Repo, tree: string, dir: string, specs: string[]): Promise<FileRef[]> {
+  const out: FileRef[] = []
+  for (const it of (await repo.treeItems(tree)).values()) {
+    const p = dir === '' ? it.name : `${dir}/${it.name}`
+    const taken = specs.length === 0 || specs.some((s) => underSpec(p, s))
+    if (isTreeMode(it.mode)) {
+      if (taken || specs.some((s) => s.startsWith(`${p}/`)))
+        out.push(...(await regularFiles(repo, it.oid, p, taken ? [] : specs)))
+    } else if (taken && (it.mode === '100644' || it.mode === '100755')) out.push({ path: p, oid: it.oid })
+  }
+  return out
+}
+
+async function gitSearch(
+  repo: Repo,
+  commit: string,
+  q: string,
+  paths: string[],
+  limit: number,
+): Promise<{ matches: SearchMatch[]; truncated: boolean }> {
   const args = ['grep', '-n', '-I', '-F', '--full-name', '-z', '-e', q, commit]
   if (paths.length) args.push('--', ...paths)
   // grep exits 1 when nothing matches; output is capped so a hot query stays bounded.
   const r = await git(repo.gitDir, args, { okCodes: [1], maxStdout: 4 * 1024 * 1024 })
-  const matches: { path: string; line: number; text: string }[] = []
+  const matches: SearchMatch[] = []
   let truncated = false
   for (const line of r.stdout.toString('utf8').split('\n')) {
     if (!line) continue

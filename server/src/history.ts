@@ -76,7 +76,7 @@ export function parseCommit(id: string, body: Buffer): CommitInfo | undefined {
 }
 
 /** True when nothing can make git's history differ from the commit objects themselves. */
-function plainHistory(gitDir: string): boolean {
+export function plainHistory(gitDir: string): boolean {
   if (fs.existsSync(path.join(gitDir, 'shallow')) || fs.existsSync(path.join(gitDir, 'info', 'grafts'))) return false
   try {
     if (fs.readdirSync(path.join(gitDir, 'refs', 'replace')).length > 0) return false
@@ -121,6 +121,63 @@ export async function walkLog(
   return out
 }
 
+/**
+ * Commits `skip` to `skip + count` of `git log <start> -- <path>` (literal pathspec), by
+ * git's default history simplification: a commit is shown unless it is TREESAME (its
+ * entry at the path, mode and id, equals a parent's; for a root commit: the path is
+ * absent); a merge TREESAME to some parent follows only the first such parent. Parents
+ * are reported as recorded (git log does not rewrite %P without --parents).
+ */
+export async function walkPathLog(
+  repo: Repo,
+  start: string,
+  p: string,
+  skip: number,
+  count: number,
+): Promise<CommitInfo[] | undefined> {
+  if (!plainHistory(repo.gitDir)) return undefined
+  const first = await repo.commitInfo(start)
+  if (!first) return undefined
+  const at = new Map<string, string>()
+  const entry = async (c: string): Promise<string> => {
+    let e = at.get(c)
+    if (e === undefined) {
+      const it = await repo.entryAt(c, p)
+      e = it ? `${it.mode} ${it.oid}` : ''
+      at.set(c, e)
+    }
+    return e
+  }
+  const queue: CommitInfo[] = [first]
+  const seen = new Set<string>([start])
+  const out: CommitInfo[] = []
+  let shown = 0
+  while (queue.length > 0 && out.length < count) {
+    const c = queue.shift() as CommitInfo
+    const mine = await entry(c.id)
+    let follow = c.parents
+    let treesame = c.parents.length === 0 && mine === ''
+    for (const parent of c.parents) {
+      if ((await entry(parent)) === mine) {
+        follow = [parent]
+        treesame = true
+        break
+      }
+    }
+    if (!treesame && shown++ >= skip) out.push(c)
+    const fresh = follow.filter((x) => !seen.has(x))
+    for (const x of fresh) seen.add(x)
+    const infos = await Promise.all(fresh.map((x) => repo.commitInfo(x)))
+    for (const info of infos) {
+      if (!info) return undefined
+      let i = queue.findIndex((q) => q.committer.time < info.committer.time)
+      if (i < 0) i = queue.length
+      queue.splice(i, 0, info)
+    }
+  }
+  return out
+}
+
 const P1 = 1
 const P2 = 2
 const STALE = 4
@@ -134,6 +191,32 @@ const STALE = 4
  */
 export async function mergeBase(repo: Repo, a: string, b: string): Promise<string | null | undefined> {
   if (a === b) return a
+  const painted = await paint(repo, a, b)
+  if (!painted) return undefined
+  const { flags, result } = painted
+  if (result.length === 0) return null
+  // git keeps the results not reached (staled) from another result; with one, that is it
+  const live = result.filter((id) => ((flags.get(id) ?? 0) & STALE) === 0)
+  return live.length === 1 ? live[0] : undefined
+}
+
+/**
+ * `git merge-base --is-ancestor a d` in process: the same paint reaches `a` from `d`
+ * (flag P2) exactly when `a` is an ancestor of `d`, since nothing between them is staled
+ * before the paint arrives. undefined when the walk declines (ask git).
+ */
+export async function isAncestor(repo: Repo, a: string, d: string): Promise<boolean | undefined> {
+  if (a === d) return true
+  const painted = await paint(repo, a, d)
+  return painted && ((painted.flags.get(a) ?? 0) & P2) !== 0
+}
+
+/** Paint down to common from a (P1) and b (P2), git's paint_down_to_common. */
+async function paint(
+  repo: Repo,
+  a: string,
+  b: string,
+): Promise<{ flags: Map<string, number>; result: string[] } | undefined> {
   if (!plainHistory(repo.gitDir)) return undefined
   const flags = new Map<string, number>()
   const queue: CommitInfo[] = []
@@ -166,8 +249,5 @@ export async function mergeBase(repo: Repo, a: string, b: string): Promise<strin
       insert(info)
     }
   }
-  if (result.length === 0) return null
-  // git keeps the results not reached (staled) from another result; with one, that is it
-  const live = result.filter((id) => ((flags.get(id) ?? 0) & STALE) === 0)
-  return live.length === 1 ? live[0] : undefined
+  return { flags, result }
 }

@@ -67,6 +67,52 @@ export function readRef(gitDir: string, ref: string, depth = 0): string | null {
 }
 
 /**
+ * The refs under `prefix` (e.g. 'refs/heads/') with their ids, sorted by name as
+ * `git for-each-ref` sorts them: loose files over packed-refs, symbolic refs followed,
+ * `.lock` files skipped. undefined when some name is not one this reader is sure to
+ * treat as git does (a name outside isPlainRef): the caller asks git.
+ */
+export function listRefs(gitDir: string, prefix: string): { ref: string; oid: string }[] | undefined {
+  const found = new Map<string, string>()
+  try {
+    for (const line of fs.readFileSync(path.join(gitDir, 'packed-refs'), 'utf8').split('\n')) {
+      if (line.length < 42 || line.charCodeAt(40) !== 32) continue
+      const ref = line.slice(41)
+      if (!ref.startsWith(prefix)) continue
+      if (!isPlainRef(ref)) return undefined
+      if (OID_RE.test(line.slice(0, 40))) found.set(ref, line.slice(0, 40))
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
+  }
+  const walk = (dir: string): boolean => {
+    let names: fs.Dirent[]
+    try {
+      names = fs.readdirSync(path.join(gitDir, dir), { withFileTypes: true })
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true
+      throw e
+    }
+    for (const d of names) {
+      const ref = `${dir}/${d.name}`
+      if (d.isDirectory()) {
+        if (!walk(ref)) return false
+        continue
+      }
+      if (d.name.endsWith('.lock')) continue
+      if (!isPlainRef(ref)) return false
+      const oid = readRef(gitDir, ref)
+      if (oid) found.set(ref, oid)
+    }
+    return true
+  }
+  if (!walk(prefix.replace(/\/$/, ''))) return undefined
+  return [...found]
+    .sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+    .map(([ref, oid]) => ({ ref, oid }))
+}
+
+/**
  * Move `ref` to `next` if it holds `expected` (null: if it does not exist). False, with
  * nothing changed, when it holds something else or another writer holds its lock.
  */

@@ -1,11 +1,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { CatFile, git, gitText, type CatObject } from './git.ts'
+import { CatFile, DiffTree, git, gitText, type CatObject } from './git.ts'
 import { isTreeMode, parseTree, type TreeItem } from './objects.ts'
 import { notFound, invalid } from './errors.ts'
 import { checkRef } from './paths.ts'
-import { parseCommit, type CommitInfo } from './history.ts'
-import { casRefFile, deleteRefFile, isPlainRef, readRef, usesRefFiles } from './refs.ts'
+import { isAncestor as walkIsAncestor, parseCommit, type CommitInfo } from './history.ts'
+import { casRefFile, deleteRefFile, isPlainRef, listRefs, readRef, usesRefFiles } from './refs.ts'
 
 // Repositories are bare git repositories under <data>/repos/<name>.git. The directory is
 // the registry: `ag-server repo add` works whether or not a server is running.
@@ -22,6 +22,8 @@ export class Repo {
   private objectBytes = 0
   private sizeCache = new Map<string, number>()
   private commitInfos = new Map<string, CommitInfo>()
+  // Long-lived diff-tree processes by option set and pathspec (least recently used last out).
+  private diffTrees = new Map<string, DiffTree>()
   private readonly refFiles: boolean
   constructor(
     readonly name: string,
@@ -105,6 +107,9 @@ export class Repo {
   }
 
   async branches(): Promise<{ name: string; commit: string }[]> {
+    // Read from the ref files (refs.ts) unless a name needs git's own reading.
+    const listed = this.refFiles ? listRefs(this.gitDir, 'refs/heads/') : undefined
+    if (listed) return listed.map((r) => ({ name: r.ref.slice('refs/heads/'.length), commit: r.oid }))
     const out = await gitText(this.gitDir, ['for-each-ref', '--format=%(objectname) %(refname:strip=2)', 'refs/heads/'])
     return out
       .split('\n')
@@ -137,9 +142,9 @@ export class Repo {
   /** Current value of a full ref name, or null if it does not exist. */
   async refValue(ref: string): Promise<string | null> {
     if (this.refFiles && isPlainRef(ref)) return readRef(this.gitDir, ref)
-    const r = await git(this.gitDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { okCodes: [1, 128] })
-    const v = r.stdout.toString('utf8').trim()
-    return r.code === 0 && /^[0-9a-f]{40}$/.test(v) ? v : null
+    // Other ref stores (reftable): resolved by the cat-file process, as rev-parse would.
+    const o = await this.cat.info(`${ref}^{commit}`)
+    return o ? o.oid : null
   }
 
   /** Is `ancestor` reachable from `descendant` (or equal to it)? */
@@ -148,12 +153,18 @@ export class Repo {
     const key = `${ancestor} ${descendant}`
     const hit = this.ancestry.get(key)
     if (hit !== undefined) return hit
-    const r = await git(this.gitDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1, 128] })
-    // 128 (an id that is not a commit here) is an answer about this moment, not a fact: not kept.
-    if (r.code === 128) return false
+    // In process (history.ts) unless the walk declines (grafts, replace refs, a missing
+    // or malformed commit): then git, whose 128 (not a commit here) is an answer about
+    // this moment, not a fact, and is not kept.
+    let answer = await walkIsAncestor(this, ancestor, descendant)
+    if (answer === undefined) {
+      const r = await git(this.gitDir, ['merge-base', '--is-ancestor', ancestor, descendant], { okCodes: [1, 128] })
+      if (r.code === 128) return false
+      answer = r.code === 0
+    }
     if (this.ancestry.size > 10_000) this.ancestry.clear()
-    this.ancestry.set(key, r.code === 0)
-    return r.code === 0
+    this.ancestry.set(key, answer)
+    return answer
   }
 
   /**
@@ -161,14 +172,10 @@ export class Repo {
    * integrated (reviewed) or put there by the operator; anything else is unreviewed work.
    */
   async onSomeBranch(commit: string): Promise<boolean> {
-    const r = await git(
-      this.gitDir,
-      ['for-each-ref', '--count=1', '--format=%(refname)', '--contains', commit, 'refs/heads/'],
-      {
-        okCodes: [128, 129], // not a commit here: on no branch
-      },
-    )
-    return r.code === 0 && r.stdout.length > 0
+    // Not a commit here: on no branch (as for-each-ref --contains refuses it).
+    if ((await this.cat.info(commit))?.type !== 'commit') return false
+    for (const b of await this.branches()) if (await this.isAncestor(commit, b.commit)) return true
+    return false
   }
 
   /** A commit's parsed fields (cached: objects never change); undefined if not a plain commit. */
@@ -243,8 +250,29 @@ export class Repo {
     this.mergeCache.set(key, v)
   }
 
+  /**
+   * The diff-tree process for these options and pathspecs (git.ts DiffTree). A few are
+   * kept per repository: the unnarrowed ones serve every diff, commit and workspace view;
+   * a narrowed one serves repeated diffs of the same paths.
+   */
+  diffTree(args: string[], paths: string[]): DiffTree {
+    const key = [...args, '--', ...paths].join('\0')
+    let d = this.diffTrees.get(key)
+    if (d) this.diffTrees.delete(key)
+    else d = new DiffTree(this.gitDir, paths.length ? [...args, '--', ...paths] : args)
+    this.diffTrees.set(key, d)
+    for (const [k, v] of this.diffTrees) {
+      if (this.diffTrees.size <= DIFF_PROCESSES) break
+      this.diffTrees.delete(k)
+      v.close()
+    }
+    return d
+  }
+
   close(): void {
     this.cat.close()
+    for (const d of this.diffTrees.values()) d.close()
+    this.diffTrees.clear()
   }
 }
 
@@ -252,6 +280,7 @@ const OID_RE = /^[0-9a-f]{40}$/
 const OBJECT_CACHE_BYTES = 8 * 1024 * 1024
 const TREE_CACHE_ENTRIES = 20_000
 const OBJECT_CACHE_ITEM = 256 * 1024
+const DIFF_PROCESSES = 6
 
 export type Mergeability = 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date' | 'target_missing' | 'not_open'
 

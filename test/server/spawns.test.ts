@@ -52,3 +52,37 @@ t.test('reads start no git process', async (t) => {
   t.equal((await api('alice', 'GET', '/repos/demo/file?path=nope.txt')).status, 404)
   t.same(delta(before), {}, 'file, tree and log reads: no git process')
 })
+
+t.test('search, diff, log with a path, commit detail: no git process per request', async (t) => {
+  const ws = (await api('alice', 'POST', '/repos/demo/workspaces', {})).body.id
+  t.equal(
+    (await api('alice', 'PUT', `/workspaces/${ws}/files`, { path: 'lib/util.ts', content: 'changed\n' })).status,
+    200,
+  )
+  const log = (await api('alice', 'GET', '/repos/demo/log?limit=5')).body.commits
+  const [head, first] = [log[0].id, log[log.length - 1].id]
+  const prop = (await api('alice', 'POST', `/workspaces/${ws}/proposals`, { title: 'diffs' })).body.id
+  const reads = [
+    '/repos/demo/search?q=export',
+    '/repos/demo/search?q=leaf&path=lib',
+    `/repos/demo/diff?base=${first}&head=main`,
+    `/repos/demo/diff?base=${first}&head=${head}&path=lib`,
+    '/repos/demo/log?path=lib/util.ts&limit=2',
+    '/repos/demo/log?path=README.md',
+    `/repos/demo/commits/${head}`,
+    `/repos/demo/commits/${first}`,
+    '/repos/demo',
+    `/workspaces/${ws}/diff`,
+    `/proposals/${prop}/diff`,
+  ]
+  // The long-lived processes (cat-file, one diff-tree per option set and pathspec) start
+  // on first use; after that, reading again starts nothing.
+  for (const p of reads) t.equal((await api('alice', 'GET', p)).status, 200, p)
+  const before = total()
+  for (let round = 0; round < 3; round++) for (const p of reads) t.equal((await api('alice', 'GET', p)).status, 200, p)
+  t.same(delta(before), {}, 'reads again: no git process')
+  const d = (await api('alice', 'GET', `/repos/demo/diff?base=${first}&head=main`)).body
+  t.ok(d.files.length > 0 && d.files.every((f: { patch: string }) => f.patch.startsWith('diff --git ')), 'real diffs')
+  const s = (await api('alice', 'GET', '/repos/demo/search?q=export')).body
+  t.ok(s.matches.length > 0, 'real search results')
+})

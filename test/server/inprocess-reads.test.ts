@@ -1,0 +1,235 @@
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { GIT_ENV, tmpdir } from './helpers.ts'
+import { Repo } from '../../server/src/repos.ts'
+import { isAncestor, walkPathLog } from '../../server/src/history.ts'
+import { commitDetail, search } from '../../server/src/gitread.ts'
+
+// Reads answered in process must answer what git answers: `git log -- <path>` (history
+// simplification through merges), `git grep -n -I -F` (order, binary skipping, line
+// numbers, pathspecs), `merge-base --is-ancestor`, `for-each-ref refs/heads/` and
+// `log -1` of a commit. Each is compared with git itself on a repository built to have
+// the awkward cases.
+
+const root = tmpdir('inproc')
+t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
+const gitDir = path.join(root, 'r.git')
+const git = (args: string[], input?: string | Buffer, env: Record<string, string> = {}): string =>
+  execFileSync('git', ['--git-dir', gitDir, ...args], {
+    env: { ...GIT_ENV, GIT_LITERAL_PATHSPECS: '1', ...env },
+    encoding: 'utf8',
+    input,
+    maxBuffer: 64 * 1024 * 1024,
+  })
+git(['init', '-q', '--bare', '-b', 'main'])
+
+const blob = (content: string | Buffer): string => git(['hash-object', '-w', '--stdin'], content).trim()
+type Files = Record<string, { mode: string; oid: string }>
+/** Write a tree from flat paths (nested directories made on the way). */
+function tree(files: Files): string {
+  const dirs = new Map<string, Files>()
+  const here: string[] = []
+  for (const [p, e] of Object.entries(files)) {
+    const slash = p.indexOf('/')
+    if (slash < 0) here.push(`${e.mode} ${e.mode === '160000' ? 'commit' : 'blob'} ${e.oid}\t${p}`)
+    else {
+      const d = p.slice(0, slash)
+      const sub = dirs.get(d) ?? {}
+      sub[p.slice(slash + 1)] = e
+      dirs.set(d, sub)
+    }
+  }
+  for (const [d, sub] of dirs) here.push(`040000 tree ${tree(sub)}\t${d}`)
+  return git(['mktree'], here.join('\n') + '\n').trim()
+}
+let clock = 1_700_000_000
+const commit = (files: Files, parents: string[], msg: string, at?: number): string => {
+  if (at === undefined) clock += 60
+  const time = at ?? clock
+  return git(['commit-tree', tree(files), ...parents.flatMap((p) => ['-p', p])], msg, {
+    GIT_AUTHOR_DATE: `${time} +0100`,
+    GIT_COMMITTER_DATE: `${time} +0100`,
+  }).trim()
+}
+const f = (content: string | Buffer, mode = '100644'): { mode: string; oid: string } => ({ mode, oid: blob(content) })
+
+// A history: a/x edited on main and on a side branch merged back (one merge brings a
+// change, one is TREESAME to its first parent, one to its second), a file that becomes
+// a directory, an executable bit flip, a delete and re-add, equal commit dates.
+let state: Files = { 'a/x': f('1\n'), 'b.txt': f('b\n'), top: f('top\n') }
+let main = commit(state, [], 'root\n')
+const history: string[] = [main]
+const step = (change: Files, msg: string, drop: string[] = [], time?: number): string => {
+  state = { ...state, ...change }
+  for (const d of drop) delete state[d]
+  main = commit(state, [main], msg, time)
+  history.push(main)
+  return main
+}
+step({ 'a/x': f('2\n') }, 'edit a/x')
+step({ 'b.txt': f('b2\n') }, 'edit b')
+const fork = main
+const forkState = { ...state }
+step({ 'a/y': f('y\n') }, 'add a/y')
+const side1 = commit({ ...forkState, 'a/x': f('side\n') }, [fork], 'side edits a/x')
+main = commit({ ...state, 'a/x': f('side\n') }, [main, side1], 'merge side (brings a/x)')
+state = { ...state, 'a/x': f('side\n') }
+const side2 = commit({ ...state, 'c.txt': f('c\n') }, [main], 'side adds c')
+step({ 'b.txt': f('b3\n') }, 'edit b again')
+main = commit({ ...state, 'c.txt': f('c\n') }, [main, side2], 'merge side2')
+state = { ...state, 'c.txt': f('c\n') }
+const side3 = commit({ ...state, 'b.txt': f('b4\n') }, [main], 'side3 edits b')
+main = commit({ ...state, 'b.txt': f('b4\n') }, [side3, main], 'merge with side3 first')
+state = { ...state, 'b.txt': f('b4\n') }
+step({ top: f('top\n', '100755') }, 'chmod top')
+step({ 'top/inner': f('now a dir\n') }, 'top becomes a directory', ['top'])
+step({}, 'delete b', ['b.txt'])
+step({ 'b.txt': f('b again\n') }, 'b is back', [], clock) // same date as its parent
+step({ 'a/x': f('3\n') }, 'edit a/x', [], clock)
+
+// Content for search: binary (NUL early, NUL late), no final newline, CRLF, a symlink
+// and a submodule that grep skips, non-ASCII, an executable, matches on many lines.
+const late = Buffer.concat([Buffer.from('needle early\n'), Buffer.alloc(9000, 0x61), Buffer.from('\0needle late\n')])
+const grepState: Files = {
+  ...state,
+  'bin/early.bin': f(Buffer.from('needle\0here\n')),
+  'bin/late.dat': f(late),
+  'docs/notes.md': f('one needle\ntwo\nneedle needle three\n\nlast needle'),
+  'docs/crlf.txt': f('needle\r\nplain\r\nneedle\r\n'),
+  'docs/ünï.txt': f('ünïcode needle ✓\n'),
+  link: f('needle-target', '120000'),
+  sub: { mode: '160000', oid: main },
+  'tools/run.sh': f('#!/bin/sh\necho needle\n', '100755'),
+  'z/deep/er/file.txt': f(`${'x\n'.repeat(50)}needle at 51\n`),
+}
+const grepCommit = commit(grepState, [main], 'search fixture')
+
+t.test('log with a path lists what git log -- <path> lists', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  const fmt = '%H %P%x00%s'
+  for (const p of ['a/x', 'a', 'b.txt', 'c.txt', 'top', 'top/inner', 'missing', 'a/y'])
+    for (const [skip, count] of [
+      [0, 100],
+      [1, 2],
+    ] as const) {
+      const out = git(['log', `--format=${fmt}`, `-n${count}`, `--skip=${skip}`, main, '--', p]).trim()
+      const expected = out === '' ? [] : out.split('\n')
+      const got = ((await walkPathLog(repo, main, p, skip, count)) ?? []).map(
+        (c) => `${c.id} ${c.parents.join(' ')}\0${c.subject}`,
+      )
+      t.same(got, expected, `${p} skip ${skip} count ${count}`)
+    }
+})
+
+t.test('isAncestor agrees with merge-base --is-ancestor', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  const lone = commit({ only: f('lone\n') }, [], 'unrelated root\n')
+  const ids = [...history.filter((_, i) => i % 2 === 0), side1, side2, side3, main, lone]
+  for (const a of ids)
+    for (const d of ids) {
+      let expected: boolean
+      try {
+        git(['merge-base', '--is-ancestor', a, d])
+        expected = true
+      } catch {
+        expected = false
+      }
+      t.equal(await isAncestor(repo, a, d), expected, `${a.slice(0, 7)} ${d.slice(0, 7)}`)
+    }
+})
+
+t.test('search finds what git grep -n -I -F finds', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  const grep = (q: string, paths: string[]): { path: string; line: number; text: string }[] => {
+    let out = ''
+    try {
+      out = git(['grep', '-n', '-I', '-F', '-z', '-e', q, grepCommit, ...(paths.length ? ['--', ...paths] : [])])
+    } catch {
+      return [] // exit 1: no match
+    }
+    return out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [loc = '', ln = '', ...rest] = l.split('\0')
+        const text = rest.join('\0')
+        return { path: loc.slice(grepCommit.length + 1), line: Number(ln), text: text.slice(0, 1000) }
+      })
+  }
+  for (const [q, paths] of [
+    ['needle', []],
+    ['needle', ['docs']],
+    ['needle', ['docs', 'docs/notes.md', 'z']],
+    ['needle', ['bin']],
+    ['needle', ['link', 'sub', 'tools/run.sh']],
+    ['needle', ['do']],
+    ['✓', []],
+    ['e', ['a', 'b.txt']],
+    ['no such text', []],
+    ['\r', []],
+  ] as [string, string[]][]) {
+    const expected = grep(q, paths)
+    const got = await search(repo, grepCommit, q, paths, 1000)
+    t.same(got, { matches: expected, truncated: false }, `${JSON.stringify(q)} ${paths.join(',')}`)
+  }
+  const all = grep('needle', [])
+  t.ok(all.length > 8)
+  const capped = await search(repo, grepCommit, 'needle', [], 4)
+  t.same(capped, { matches: all.slice(0, 4), truncated: true }, 'the limit cuts in git order and says so')
+})
+
+t.test('commit detail and branches read in process agree with git', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  git(['update-ref', 'refs/heads/main', main])
+  git(['update-ref', 'refs/heads/feature/deep/one', side1])
+  git(['update-ref', 'refs/heads/packed', side2])
+  git(['pack-refs', '--all'])
+  git(['update-ref', 'refs/heads/packed', side3]) // loose over packed
+  git(['update-ref', 'refs/heads/Zed', fork])
+  const expected = git(['for-each-ref', '--format=%(objectname) %(refname:strip=2)', 'refs/heads/'])
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => ({ commit: l.slice(0, 40), name: l.slice(41) }))
+  t.same(await repo.branches(), expected)
+  t.equal(expected.length, 4)
+
+  const odd = commit(state, [main], '\n\n  Subject  line  \ncontinues\n\nbody\twith tab\n\n\n')
+  for (const id of [main, history[0] as string, side1, odd]) {
+    const d = await commitDetail(repo, id)
+    const [h, p, an, ae, at, cn, ce, ct, s, b] = git([
+      'log',
+      '-1',
+      '--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%s%x00%B',
+      id,
+    ]).split('\0')
+    const iso = (x = ''): string => new Date(x).toISOString()
+    t.same(
+      { ...d, files: undefined },
+      {
+        id: h,
+        parents: (p ?? '').split(' ').filter(Boolean),
+        author: { name: an, email: ae, date: iso(at) },
+        committer: { name: cn, email: ce, date: iso(ct) },
+        subject: s,
+        message: (b ?? '').replace(/\n+$/, ''),
+        files: undefined,
+      },
+      id.slice(0, 7),
+    )
+    const raw = git([
+      'diff-tree',
+      '-r',
+      '-M',
+      '--name-status',
+      d.parents[0] ?? '4b825dc642cb6eb9a060e54bf8d69288fbee4904',
+      id,
+    ])
+    t.equal(d.files.length, raw.split('\n').filter(Boolean).length, `${id.slice(0, 7)} files`)
+  }
+})
