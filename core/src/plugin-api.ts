@@ -118,6 +118,13 @@ export interface ToolContext<S = unknown> {
   state: S
   tool: ToolSpec
   server: ServerInfo
+  /**
+   * Asks, during the call, for data another group provides (one of the tool's manifest `asks`),
+   * passing `input`, which is checked against the ask's input schema. Resolves to the answer,
+   * checked against the ask's value schema, or to undefined when no enabled group answers, or
+   * the one that does failed (logged): an ask never fails the call that makes it.
+   */
+  attachment(name: string, input: Readonly<Record<string, unknown>>): Promise<unknown>
 }
 
 /** The input and output types of one tool, as build.mjs generates them (generated/types/tools.ts). */
@@ -196,11 +203,12 @@ export interface OperationSupport<S> {
 export interface AttachmentSupport<S> {
   /**
    * Before the target tool runs (after its policy checks): the value for the declared argument,
-   * and a receipt that settle gets back; undefined to attach nothing. A failure here is logged
-   * and the call goes on without the attachment.
+   * and a receipt that settle gets back; undefined to attach nothing. For an attachment without
+   * an argument, while the target runs: the answer to its handler's ask, whose checked input is
+   * `input`. A failure here is logged and the call goes on without the attachment.
    */
   provide(
-    call: { tool: string; args: ToolArgs },
+    call: { tool: string; args: ToolArgs; input?: Readonly<Record<string, unknown>> },
     ctx: ToolContext<S>,
   ): Promise<{ value: unknown; receipt?: unknown } | undefined>
   /** After the target succeeded: the receipt, and the declared result fields of its answer. */

@@ -70,7 +70,14 @@ export function scoped(ctx: AgwpContext, args: ToolArgs): AgwpContext {
     send: (req, signal) => client.send(req.repo === undefined ? { ...req, repo } : req, signal),
   }
   // Field by field, not `{ ...ctx }`: signal is an accessor of the core's context (see ToolContext).
-  return { signal: ctx.signal, log: ctx.log, tool: ctx.tool, server: ctx.server, state }
+  return {
+    signal: ctx.signal,
+    log: ctx.log,
+    tool: ctx.tool,
+    server: ctx.server,
+    state,
+    attachment: (name, input) => ctx.attachment(name, input),
+  }
 }
 
 export function clientOf(ctx: AgwpContext): AgwpClient {

@@ -11,6 +11,7 @@ import { confirmLease } from './lease.ts'
 import { writtenPaths } from './written.ts'
 import { checkOperation, describeOperation, OPERATION_SCHEMA } from './operation.ts'
 import { options } from './options.ts'
+import { runNotes } from './run-notes.ts'
 
 // Every entry point runs in the call's repository scope (AGWP-Repo on each request it makes).
 const inScope =
@@ -48,4 +49,5 @@ export default definePlugin({
   },
   confirmLease: (q, ctx) => confirmLease(q, scoped(ctx, q.args)),
   writtenPaths: (args, ctx) => writtenPaths(args, scoped(ctx, args)),
+  attachments: { run_notes: runNotes },
 })

@@ -65,6 +65,17 @@ async function resume(ctx: Ctx, a: { query?: string; budget?: number; preset?: '
   }
 }
 
+/**
+ * The notes of an AGWP run, asked of whichever enabled group answers task_handoff's `run_notes`
+ * (manifests/continuity.json): the core checked the answer against the ask's value schema.
+ */
+async function runNotes(ctx: Ctx, run: string): Promise<string[]> {
+  const answer = (await ctx.attachment('run_notes', { run })) as
+    | { notes: { author: string; createdAt: string; body: string }[] }
+    | undefined
+  return (answer?.notes ?? []).map((n) => `${n.createdAt} ${n.author}: ${n.body.trimEnd().replace(/\n/g, '\n  ')}`)
+}
+
 function links(a: { agwpTask?: string; agwpRun?: string; agwpProposal?: string }): PassportLinks | undefined {
   const l: PassportLinks = {}
   if (a.agwpTask) l.agwpTask = a.agwpTask
@@ -109,7 +120,7 @@ const handlers: Handlers<PluginTools['continuity'], State> = {
   task_handoff: async (_a, ctx) => {
     const p = pack(ctx)
     await p.requireInitialized()
-    const h = await taskHandoff(p)
+    const h = await taskHandoff(p, (run) => runNotes(ctx, run))
     return { text: h.text, passport: h.passport }
   },
   task_start: async (a, ctx) => {

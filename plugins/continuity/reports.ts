@@ -200,8 +200,14 @@ export interface Handoff {
   passport: TaskPassport | null
 }
 
-/** The compact handoff; `notes` are lines another group contributed (the AGWP run's notes). */
-export async function taskHandoff(pack: Pack, notes: readonly string[] = []): Promise<Handoff> {
+/**
+ * The compact handoff. `runNotes` gives the notes of the AGWP run a passport names, as lines
+ * (another group contributes them, through the core; none when it is not enabled).
+ */
+export async function taskHandoff(
+  pack: Pack,
+  runNotes: (run: string) => Promise<readonly string[]> = async () => [],
+): Promise<Handoff> {
   let p: TaskPassport | null
   try {
     p = await currentPassport(pack)
@@ -209,6 +215,8 @@ export async function taskHandoff(pack: Pack, notes: readonly string[] = []): Pr
     return { text: `Task handoff\n[warn] Cannot read current task passport: ${messageOf(e)}`, passport: null }
   }
   if (!p) return { text: `Task handoff\n[warn] ${NO_PASSPORT}`, passport: null }
+  const run = p.links?.agwpRun
+  const notes = run ? await runNotes(run) : []
   return { text: await formatHandoff(pack, p, notes), passport: p }
 }
 

@@ -110,3 +110,36 @@ t.test('docs/tools.md is what the build would write', async (t) => {
   })
   t.equal(r.status, 0, `node build.mjs --check-docs: ${r.stderr}`)
 })
+
+t.test('asks: an answer needs the ask, one group answers each, and it settles nothing', async (t) => {
+  const core = raw.find((m) => m.group === 'core') as GroupManifest
+  const tool = core.tools[0]
+  if (!tool) throw new Error('core has no tool')
+  const ask = {
+    name: 'notes',
+    input: { type: 'object' as const, properties: { run: { type: 'string' } } },
+    value: { type: 'object' as const, properties: {} },
+    description: 'd',
+  }
+  const asking: GroupManifest = { ...core, tools: [{ ...tool, asks: [ask] }] }
+  const answering = (group: string, extra = {}): GroupManifest => ({
+    group,
+    plugin: 'x',
+    description: 'answers',
+    access: 'opt-in',
+    tools: [],
+    attachments: [{ name: 'notes', tool: tool.name, description: 'd', ...extra }],
+  })
+  const plugins = { info: { handlers: [tool.name] }, x: { handlers: [], attachments: ['notes'] } }
+  t.same(checkManifests([asking, answering('a')], plugins), [], 'an ask and its one answer pass')
+  t.match(checkManifests([core, answering('a')], plugins).join('\n'), /has no ask "notes"/)
+  t.match(checkManifests([asking, answering('a'), answering('b')], plugins).join('\n'), /already answered by group "a"/)
+  t.match(
+    checkManifests([asking, answering('a', { result: { id: 'name' } })], plugins).join('\n'),
+    /an answer to an ask has no result to settle/,
+  )
+  t.match(
+    checkManifests([{ ...core, tools: [{ ...tool, asks: [ask, ask] }] }], plugins).join('\n'),
+    /ask notes: declared twice/,
+  )
+})

@@ -62,6 +62,14 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       for (const field of tool.repoFields ?? []) {
         if (!(field in tool.output.properties)) problems.push(`${at}: repoField "${field}" is not an output property`)
       }
+      const asked = new Set<string>()
+      for (const ask of tool.asks ?? []) {
+        if (!NAME_PATTERN.test(ask.name)) problems.push(`${at}, ask ${ask.name}: name must match ${NAME_PATTERN}`)
+        if (asked.has(ask.name)) problems.push(`${at}, ask ${ask.name}: declared twice`)
+        asked.add(ask.name)
+        problems.push(...checkRootSchema(ask.input, `${at}, ask ${ask.name}, input schema`))
+        problems.push(...checkRootSchema(ask.value, `${at}, ask ${ask.name}, value schema`))
+      }
       if (tool.textField !== undefined && !(tool.textField in tool.output.properties)) {
         problems.push(`${at}: textField "${tool.textField}" is not an output property`)
       }
@@ -102,6 +110,7 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
     }
   }
   const allTools = manifests.flatMap((m) => m.tools.map((t) => ({ group: m.group, tool: t })))
+  const answered = new Map<string, string>()
   for (const m of manifests) {
     for (const a of m.attachments ?? []) {
       const at = `manifest ${m.group}, attachment ${a.name}`
@@ -109,7 +118,17 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       if (!target) problems.push(`${at}: tool "${a.tool}" does not exist`)
       else {
         if (target.group === m.group) problems.push(`${at}: attachments are for another group's tools`)
-        if (!(a.argument in target.tool.input.properties))
+        if (a.argument === undefined) {
+          // An answer to an ask: the target must ask for it, and one group answers each ask.
+          if (!(target.tool.asks ?? []).some((x) => x.name === a.name))
+            problems.push(`${at}: ${a.tool} has no ask "${a.name}" (give an argument, or declare the ask on ${a.tool})`)
+          if (a.result !== undefined) problems.push(`${at}: an answer to an ask has no result to settle`)
+          const key = `${a.tool}/${a.name}`
+          const prior = answered.get(key)
+          if (prior !== undefined)
+            problems.push(`${at}: ${a.tool}'s ask "${a.name}" is already answered by group "${prior}"`)
+          answered.set(key, m.group)
+        } else if (!(a.argument in target.tool.input.properties))
           problems.push(`${at}: "${a.argument}" is not an input property of ${a.tool}`)
         for (const field of Object.values(a.result ?? {}))
           if (!(field in target.tool.output.properties))

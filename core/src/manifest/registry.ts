@@ -61,10 +61,17 @@ export class Registry {
     this.groups = groups
   }
 
-  /** Attachments other enabled groups contribute to calls of `tool`. */
+  /** Attachments other enabled groups contribute to the arguments of calls of `tool`. */
   attachments(tool: string, enabled: ReadonlySet<string>): readonly RegisteredAttachment[] {
     const list = this.attachmentsByTool.get(tool)
-    return list ? list.filter((a) => enabled.has(a.group)) : NONE
+    return list ? list.filter((a) => a.argument !== undefined && enabled.has(a.group)) : NONE
+  }
+
+  /** The enabled group's attachment that answers `tool`'s ask `name`, if any (at most one: checked by the build). */
+  answer(tool: string, name: string, enabled: ReadonlySet<string>): RegisteredAttachment | undefined {
+    return this.attachmentsByTool
+      .get(tool)
+      ?.find((a) => a.argument === undefined && a.name === name && enabled.has(a.group))
   }
 
   tool(name: string): RegisteredTool | undefined {

@@ -32,8 +32,24 @@ export interface ToolManifest {
   sourceWriteArg?: string
   runArg?: string
   leaseArg?: string
+  /** Data the handler may ask other groups for while it runs (ctx.attachment). */
+  asks?: AskManifest[]
   /** Owned by the tool's plugin: checked at build time by the schema the plugin declares. */
   operation?: Record<string, unknown>
+}
+
+/**
+ * Something a tool's handler may ask for during its call, with an input only it knows (e.g. the
+ * run id a passport names). Another group answers it by declaring an attachment of the same
+ * name for this tool without an `argument`; no enabled group answering means no value.
+ */
+export interface AskManifest {
+  name: string
+  /** What the handler passes; checked before a provider sees it. */
+  input: ObjectSchema
+  /** What an answer must be; one that does not fit is logged and dropped. */
+  value: ObjectSchema
+  description: string
 }
 
 /** What a resource and a resource template share: listed to the host application, served by one tool. */
@@ -66,16 +82,18 @@ export interface PromptManifest {
 
 /**
  * Data one group's plugin contributes to another group's tool call, declared here so the core
- * can pass it through: plugins never import each other. Before the target tool runs, the
- * contributing plugin's `attachments[name].provide` returns a value for `argument`; after the
- * target succeeds, `settle` gets the `result` fields named here (its output field by our name).
+ * can pass it through: plugins never import each other. With an `argument`: before the target
+ * tool runs, the contributing plugin's `attachments[name].provide` returns a value for it; after
+ * the target succeeds, `settle` gets the `result` fields named here (its output field by our
+ * name). Without one: `provide` answers the target tool's ask of the same name, when its
+ * handler asks (late, with the ask's input).
  */
 export interface AttachmentManifest {
   name: string
   /** The tool (of another group) whose call carries the attachment. */
   tool: string
-  /** The input argument of that tool the value goes in (a string is appended after the caller's own). */
-  argument: string
+  /** The input argument of that tool the value goes in (a string is appended after the caller's own); absent for an answer to an ask. */
+  argument?: string
   /** Output fields of the target passed to settle: `{ ourName: "outputField" }`. */
   result?: Record<string, string>
   description: string

@@ -3,10 +3,14 @@
 // in its manifest (`attachments`) and implements them (definePlugin `attachments`); the core
 // asks for the value after the target call passed its policy checks, re-validates the merged
 // arguments, and, once the target succeeded, hands the declared result fields to `settle`.
+// Late ones (`ask`): when only the target's handler knows what to ask for (the run a passport
+// names), it asks the core during its call with an input; the core checks it against the
+// tool's manifest `asks`, routes it to the enabled group that answers, and checks the answer.
 // An attachment never fails the call it rides on: a contributor that fails is logged and left out.
 import type { RegisteredAttachment, Registry } from '../manifest/registry.ts'
 import type { AttachmentSupport, Logger, ToolArgs, ToolContext, ToolSpec } from '../plugin-api.ts'
 import type { LoadedPlugin, PluginSet } from './plugins.ts'
+import { describeErrors, loadAskValidators } from './validation.ts'
 
 export interface Attached {
   attachment: RegisteredAttachment
@@ -37,6 +41,8 @@ export async function attach(
   let merged: Record<string, unknown> = { ...args }
   const attached: Attached[] = []
   for (const a of list) {
+    const argument = a.argument
+    if (argument === undefined) continue
     try {
       const loaded = await env.plugins.get(a.plugin)
       const support = loaded.plugin.attachments?.[a.name]
@@ -44,11 +50,11 @@ export async function attach(
       const ctx = env.context(loaded, { name: a.name, group: a.group, dataKind: 'attachment' })
       const got = await support.provide({ tool, args: merged }, ctx)
       if (!got) continue
-      const own = merged[a.argument]
+      const own = merged[argument]
       const value =
         typeof got.value === 'string' && typeof own === 'string' && own !== '' ? `${own}\n\n${got.value}` : got.value
-      const next = { ...merged, [a.argument]: value }
-      if (!env.valid(next)) throw new Error(`the value for "${a.argument}" does not fit ${tool}'s input schema`)
+      const next = { ...merged, [argument]: value }
+      if (!env.valid(next)) throw new Error(`the value for "${argument}" does not fit ${tool}'s input schema`)
       merged = next
       attached.push({ attachment: a, support, ctx, receipt: got.receipt })
     } catch (e) {
@@ -56,6 +62,52 @@ export async function attach(
     }
   }
   return { args: merged, attached }
+}
+
+export type AskEnv = Omit<AttachEnv, 'valid'>
+
+/**
+ * A handler's ask during its call (ToolContext.attachment): the answer of the enabled group that
+ * provides `name` for `tool`, checked against the ask's value schema, or undefined (none
+ * enabled, or it failed: logged). An input that fails the ask's schema is the asking plugin's
+ * defect: it is logged and nothing is asked.
+ */
+export async function ask(
+  env: AskEnv,
+  tool: string,
+  args: ToolArgs,
+  name: string,
+  input: Readonly<Record<string, unknown>>,
+): Promise<unknown> {
+  const checks = (await loadAskValidators())[`${tool}/${name}`]
+  if (!checks) {
+    env.log.error('a tool asked for an attachment its manifest does not declare', { tool, attachment: name })
+    return undefined
+  }
+  if (!checks.input(input)) {
+    env.log.error('attachment not asked: the input does not fit the ask', {
+      tool,
+      attachment: name,
+      problems: describeErrors(checks.input.errors),
+    })
+    return undefined
+  }
+  const a = env.registry.answer(tool, name, env.enabled)
+  if (!a) return undefined
+  try {
+    const loaded = await env.plugins.get(a.plugin)
+    const support = loaded.plugin.attachments?.[a.name]
+    if (!support) throw new Error(`the ${a.plugin} plugin does not implement attachment ${a.name}`)
+    const ctx = env.context(loaded, { name: a.name, group: a.group, dataKind: 'attachment' })
+    const got = await support.provide({ tool, args, input }, ctx)
+    if (!got) return undefined
+    if (!checks.value(got.value))
+      throw new Error(`the answer does not fit the ask: ${describeErrors(checks.value.errors).join('; ')}`)
+    return got.value
+  } catch (e) {
+    env.log.warn('attachment left out', { tool, attachment: a.name, error: (e as Error).message })
+    return undefined
+  }
 }
 
 /** After the target succeeded: each contributor learns the declared fields of the result. */

@@ -14,12 +14,13 @@ import type {
 } from '../mcp/pipeline-api.ts'
 import type { Registry } from '../manifest/registry.ts'
 import type { RegisteredTool } from '../manifest/types.ts'
-import type { ServerInfo, Logger, ToolContext, ToolSpec } from '../plugin-api.ts'
+import type { ServerInfo, Logger, ToolArgs, ToolContext, ToolSpec } from '../plugin-api.ts'
 import { isPluginFailure } from '../plugin-api.ts'
 import { disabledToolMessage } from '../policy/groups.ts'
 import type { Scrubber } from '../safety/scrub.ts'
 import { sanitizeText, unescapeName } from '../safety/sanitize.ts'
-import { attach, settle } from './attachments.ts'
+import { ask, attach, settle } from './attachments.ts'
+import type { AskEnv } from './attachments.ts'
 import type { LoadedPlugin, PluginSet } from './plugins.ts'
 import { checkCallPolicy, scopeRepoFields } from './policy-check.ts'
 import type { CallPolicy } from './policy-check.ts'
@@ -110,7 +111,19 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
       )
     }
     const { plugin, state, root } = loaded as LoadedPlugin
-    const ctx = new ToolCall(opts, o.log, state, toolSpec(tool), o.serverInfo)
+    // Contributors run with a context of their own, which asks nothing (no chains of asks).
+    const contributors: AskEnv = {
+      registry: o.registry,
+      enabled: o.enabled,
+      plugins: o.plugins,
+      log: o.log,
+      context: (l, spec) => new ToolCall(opts, o.log, l.state, spec, o.serverInfo, NO_ASKS),
+    }
+    // What the handler's asks show a provider: the arguments it was called with (set below).
+    let askArgs: ToolArgs = argv
+    const ctx = new ToolCall(opts, o.log, state, toolSpec(tool), o.serverInfo, (name, input) =>
+      ask(contributors, tool.name, askArgs, name, input),
+    )
     // Nothing to check (no --repo, no paths written): no extra promise on the common path.
     const policy =
       o.policy.repoGlobs.length === 0 && !tool.writePathArgs?.length && tool.sourceWriteArg === undefined
@@ -122,17 +135,11 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     if (!handler) return renderError(tool, `failed: the ${tool.plugin} plugin has no handler for it.`, undefined, env)
     // Other groups' contributions to this call (see attachments.ts); none: no extra work.
     const { args: callArgs, attached } = await attach(
-      {
-        registry: o.registry,
-        enabled: o.enabled,
-        plugins: o.plugins,
-        log: o.log,
-        context: (l, spec) => new ToolCall(opts, o.log, l.state, spec, o.serverInfo),
-        valid: (a) => validators.input(a),
-      },
+      { ...contributors, valid: (a) => validators.input(a) },
       tool.name,
       policy.args,
     )
+    askArgs = callArgs
     let data: unknown
     try {
       data = await handler(callArgs, ctx)
@@ -261,6 +268,9 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
   }
 }
 
+type Asker = (name: string, input: Readonly<Record<string, unknown>>) => Promise<unknown>
+const NO_ASKS: Asker = async () => undefined
+
 /** A handler's context; `signal` is read through, so it is made only if the handler looks (see mcp/lazy-abort.ts). */
 class ToolCall implements ToolContext {
   constructor(
@@ -269,10 +279,15 @@ class ToolCall implements ToolContext {
     readonly state: unknown,
     readonly tool: ToolSpec,
     readonly server: ServerInfo,
+    private readonly asker: Asker,
   ) {}
 
   get signal(): AbortSignal {
     return this.opts.signal
+  }
+
+  attachment(name: string, input: Readonly<Record<string, unknown>>): Promise<unknown> {
+    return this.asker(name, input)
   }
 }
 

@@ -14,12 +14,23 @@ export interface Validate {
 }
 
 export type ToolValidators = Record<string, { input: Validate; output: Validate }>
+/** By `tool/ask`: the checks of a tool's ask (manifest `asks`). */
+export type AskValidators = Record<string, { input: Validate; value: Validate }>
 
-let loading: Promise<ToolValidators> | undefined
+let loading: Promise<{ validators: ToolValidators; asks: AskValidators }> | undefined
+let tools: Promise<ToolValidators> | undefined
+let asks: Promise<AskValidators> | undefined
+
+const load = () => (loading ??= import('../../../generated/validators.js'))
 
 export function loadValidators(): Promise<ToolValidators> {
-  loading ??= import('../../../generated/validators.js').then((m: { validators: ToolValidators }) => m.validators)
-  return loading
+  tools ??= load().then((m) => m.validators)
+  return tools
+}
+
+export function loadAskValidators(): Promise<AskValidators> {
+  asks ??= load().then((m) => m.asks)
+  return asks
 }
 
 /** One readable line per violated rule, naming the field, so a model can correct its call. */

@@ -93,3 +93,103 @@ t.test('a failing contributor is left out and logged; the call goes on', async (
     )
   }
 })
+
+// Asks: task_handoff (continuity) asks for `run_notes` during its call; the read group's
+// attachment of that name answers. Stub plugins on both sides, the real manifests between.
+function asker(input: Record<string, unknown>, name = 'run_notes'): Plugin {
+  return {
+    name: 'continuity',
+    api: 1,
+    handlers: {
+      task_handoff: async (_args, ctx) => ({
+        text: JSON.stringify((await ctx.attachment(name, input)) ?? 'nothing'),
+        passport: null,
+      }),
+    },
+  }
+}
+
+function answerer(provide: AttachmentSupport<unknown>['provide']): Plugin & { seen: unknown[] } {
+  const seen: unknown[] = []
+  return {
+    name: 'agwp',
+    api: 1,
+    handlers: {},
+    seen,
+    attachments: { run_notes: { provide: async (call, ctx) => (seen.push(call.input), provide(call, ctx)) } },
+  }
+}
+
+const NOTES = { notes: [{ author: 'agent:a#run-1', createdAt: '2026-01-01T00:00:00Z', body: 'tried X' }] }
+const text = (r: { text: string }) => r.text
+
+t.test('an ask reaches the enabled group that answers it, with its input; the answer comes back', async (t) => {
+  const agwp = answerer(async () => ({ value: NOTES }))
+  const p = createTestPipeline({
+    allow: ['continuity', 'read'],
+    plugins: { continuity: asker({ run: 'run-1' }), agwp },
+  })
+  const r = await p.call('task_handoff', {})
+  t.notOk(r.isError, r.text)
+  t.match(text(r), 'tried X')
+  t.same(agwp.seen, [{ run: 'run-1' }])
+})
+
+t.test('an ask nobody enabled answers gives nothing, asks nothing and logs nothing', async (t) => {
+  const agwp = answerer(async () => ({ value: NOTES }))
+  const p = createTestPipeline({ allow: ['continuity'], plugins: { continuity: asker({ run: 'run-1' }), agwp } })
+  const r = await p.call('task_handoff', {})
+  t.notOk(r.isError)
+  t.match(text(r), '"nothing"')
+  t.same(agwp.seen, [])
+  t.same(
+    p.logs.filter((l) => l.startsWith('warn') || l.startsWith('error')),
+    [],
+  )
+})
+
+t.test('a failing or misfitting answer, or a bad ask, gives nothing and is logged; the call goes on', async (t) => {
+  for (const [label, plugin, input, name, log] of [
+    [
+      'provider throws',
+      answerer(async () => Promise.reject(upstreamFailure('internal', 'boom'))),
+      { run: 'r' },
+      'run_notes',
+      /^warn attachment left out .*boom/,
+    ],
+    [
+      'answer misfits',
+      answerer(async () => ({ value: { notes: 'all good' } })),
+      { run: 'r' },
+      'run_notes',
+      /^warn attachment left out .*does not fit the ask/,
+    ],
+    [
+      'input misfits',
+      answerer(async () => ({ value: NOTES })),
+      { run: '' },
+      'run_notes',
+      /^error attachment not asked: the input does not fit/,
+    ],
+    [
+      'undeclared ask',
+      answerer(async () => ({ value: NOTES })),
+      { run: 'r' },
+      'secrets',
+      /^error a tool asked for an attachment its manifest does not declare/,
+    ],
+  ] as const) {
+    const p = createTestPipeline({
+      allow: ['continuity', 'read'],
+      plugins: { continuity: asker(input, name), agwp: plugin },
+    })
+    const r = await p.call('task_handoff', {})
+    t.notOk(r.isError, label)
+    t.match(text(r), '"nothing"', `${label}: nothing handed back`)
+    t.ok(
+      p.logs.some((l) => log.test(l)),
+      `${label}: logged`,
+    )
+    if (label.endsWith('misfits') && label.startsWith('input')) t.same(plugin.seen, [], 'a bad input is never sent')
+  }
+})

@@ -83,5 +83,6 @@ export function ctxFor(
     state: createClient(env),
     tool: { name, group: 'read', dataKind: 'test', ...(operation ? { operation } : {}) },
     server: { name: 'ag-mcp', version: '0', groups: [], revisions: [], limits: {} },
+    attachment: async () => undefined,
   }
 }

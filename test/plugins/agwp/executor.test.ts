@@ -160,6 +160,7 @@ t.test('scoped keeps the signal of a context that exposes it as an accessor, as 
     readonly state = base.state
     readonly tool = base.tool
     readonly server = base.server
+    readonly attachment = base.attachment
     get signal(): AbortSignal {
       reads++
       return controller.signal
