@@ -293,6 +293,8 @@ const pluginEntries = plugins.map(({ name, dir, plugin, validators }) => {
     `    optionPrefix: ${JSON.stringify(plugin.optionPrefix ?? `${name}-`)},`,
     `    options: ${JSON.stringify(plugin.options ?? {})},`,
     `    validators: { ${checks.join(', ')} },`,
+    // Known without loading the code: the core starts such a plugin in the background at start-up.
+    ...(typeof plugin.start === 'function' ? ['    starts: true,'] : []),
     `    load: () => import(${JSON.stringify(specifier(gen, join(dir, 'index.ts')))}).then((m) => m.default),`,
     '  },',
   ].join('\n')

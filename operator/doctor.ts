@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { loadConfig } from '../core/src/config/config.ts'
 import type { BundledPlugins } from '../core/src/pipeline/plugins.ts'
 import { hookStatus } from '../plugins/agit/hooks.ts'
+import { missingScopes, scopeAdvice } from '../plugins/agwp/scopes.ts'
 import { Registry } from '../core/src/manifest/registry.ts'
 import type { GroupManifest } from '../core/src/manifest/types.ts'
 import { resolveGroups } from '../core/src/policy/groups.ts'
@@ -270,17 +271,12 @@ async function checkUpstream(
       })
     else checks.push({ check: 'clock', status: 'ok', detail: `within ${MAX_SKEW_S} s of the server's` })
   }
-  // An upstream group's tools need the scope of the same name; the token has what it has.
-  const missing = enabled.filter(
-    (g) => registry.groups.get(g)?.plugin === 'agwp' && g !== 'core' && !(me.scopes ?? []).includes(g),
+  const scopes = me.scopes ?? []
+  const missing = missingScopes(
+    enabled.filter((g) => registry.groups.get(g)?.plugin === 'agwp'),
+    scopes,
   )
-  if (missing.length > 0)
-    checks.push({
-      check: 'scopes',
-      status: 'fail',
-      detail: `enabled group(s) ${missing.join(', ')} need scope(s) the token lacks (it has ${(me.scopes ?? []).join(',')})`,
-      fix: `mint a token with --scopes ${[...new Set([...(me.scopes ?? []), ...missing])].join(',')}, or leave ${missing.join(', ')} out of --allow`,
-    })
+  if (missing.length > 0) checks.push({ check: 'scopes', status: 'fail', ...scopeAdvice(missing, scopes) })
   else checks.push({ check: 'scopes', status: 'ok', detail: 'the token has a scope for every enabled upstream group' })
 }
 

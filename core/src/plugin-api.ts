@@ -176,6 +176,8 @@ export interface PluginInit<O extends OptionTable> {
   credential: TokenSource
   /** A local plugin's root directory (its real path); undefined for a plugin without a root option. */
   root: string | undefined
+  /** The enabled groups whose manifests name this plugin: what the operator expects it to serve. */
+  groups: readonly string[]
   log: Logger
   /**
    * The core's token scrubber (token shapes, the configured credentials), for what a plugin
@@ -225,6 +227,13 @@ export interface PluginDefinition<O extends OptionTable, S> {
   options?: O
   /** Builds the plugin's state once, lazily, before its first call (a rejection is retried next call). */
   init?(env: PluginInit<O>): S | Promise<S>
+  /**
+   * A check run once in the background at start-up, after ag-mcp wrote its first answer, when
+   * one of the plugin's groups is enabled (init runs first): e.g. that the upstream accepts the
+   * credential for every enabled group. It reports through `env.log`; it never delays an answer
+   * and never stops ag-mcp (a rejection is logged at debug level).
+   */
+  start?(state: S, env: PluginInit<O>): Promise<void>
   /** Handlers by tool name (type them with Handlers<…> and the generated tool types). */
   handlers: object
   operation?: OperationSupport<S>
@@ -246,6 +255,7 @@ export interface Plugin {
   optionPrefix?: string
   options?: OptionTable
   init?(env: PluginInit<OptionTable>): unknown
+  start?(state: unknown, env: PluginInit<OptionTable>): Promise<void>
   handlers: Readonly<Record<string, (args: ToolArgs, ctx: ToolContext) => Promise<unknown>>>
   operation?: OperationSupport<unknown>
   confirmLease?(check: LeaseCheck, ctx: ToolContext): Promise<LeaseVerdict>

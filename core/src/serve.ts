@@ -148,11 +148,17 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     revisions: ALL_REVISIONS,
     limits,
   }
+  const groupsOf: Record<string, string[]> = {}
+  for (const g of groups.enabled) {
+    const plugin = registry.groups.get(g)?.plugin
+    if (plugin !== undefined) groupsOf[plugin] = [...(groupsOf[plugin] ?? []), g]
+  }
   const plugins = new PluginSet(o.plugins, {
     options: config.plugins,
     credentials,
     log,
     scrub: (s) => scrubber.scrub(s),
+    groups: groupsOf,
   })
   logStartup(o, config, [...groups.enabled], registry, log)
   const pipeline = createPipeline({
@@ -175,7 +181,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const v8 = process.getBuiltinModule('node:v8')
     v8.setFlagsFromString('--semi-space-growth-factor=1')
   }, 20).unref()
-  return runLoop(pipeline, config, log, scrubber)
+  return runLoop(pipeline, config, log, scrubber, () => plugins.runStartChecks())
 }
 
 /** At exit, how long log lines still queued for stderr may take to leave. */
@@ -186,11 +192,20 @@ function runLoop(
   config: Readonly<Config>,
   log: ClosableLogger,
   scrubber: Scrubber,
+  afterFirstAnswer: () => void,
 ): Promise<number> {
   const writer = new LineWriter(process.stdout)
+  // Plugins' start-up checks (a plugin's code, an upstream request) wait until the first answer
+  // is on its way, so they never delay it; hosts ask at once, so they still run at start.
+  let answered = false
   const server = new McpServer({
     pipeline,
-    send: (line) => writer.write(line),
+    send: (line) => {
+      writer.write(line)
+      if (answered) return
+      answered = true
+      setImmediate(afterFirstAnswer)
+    },
     pageSize: config.pageSize,
     listTtlMs: 3_600_000,
     onCallSettled: () => pump.callSettled(),

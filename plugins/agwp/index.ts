@@ -12,6 +12,7 @@ import { writtenPaths } from './written.ts'
 import { checkOperation, describeOperation, OPERATION_SCHEMA } from './operation.ts'
 import { options } from './options.ts'
 import { runNotes } from './run-notes.ts'
+import { warnUnservedGroups } from './scopes.ts'
 
 // Every entry point runs in the call's repository scope (AGWP-Repo on each request it makes).
 const inScope =
@@ -38,6 +39,7 @@ export default definePlugin({
       tokens: credential,
       log,
     }),
+  start: (client, { groups, log }) => warnUnservedGroups(client, groups, log),
   handlers: Object.fromEntries(
     Object.entries(handlers).map(([name, h]) => [name, inScope(h as Handler<ToolTypes, AgwpClient>)]),
   ),

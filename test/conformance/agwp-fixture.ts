@@ -14,7 +14,7 @@ import { Store } from '../../server/src/store.ts'
 import type { Role, Scope } from '../../server/src/types.ts'
 import { startMcp } from '../helpers/mcp-process.ts'
 import { fsckProblems } from '../server/helpers.ts'
-import { recordingServer } from '../helpers/recording-server.ts'
+import { notStartupCheck, recordingServer } from '../helpers/recording-server.ts'
 import type { RecordingServer } from '../helpers/recording-server.ts'
 import type { McpProcess, Response } from '../helpers/mcp-process.ts'
 import type { Json } from '../helpers/json.ts'
@@ -203,9 +203,12 @@ export function fencedJson(text: string): Record<string, Json> {
   return JSON.parse((m[2] ?? '').split('\n')[0] ?? '') as Record<string, Json>
 }
 
-/** A recording HTTP listener (test/helpers/recording-server.ts) that answers at once. */
+/**
+ * A recording HTTP listener (test/helpers/recording-server.ts) that answers at once; it records
+ * the requests of tool calls, not ag-mcp's start-up check.
+ */
 export type Recorder = RecordingServer
 
 export function recorder(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<Recorder> {
-  return recordingServer(answer)
+  return recordingServer(answer, { record: notStartupCheck })
 }

@@ -13,7 +13,7 @@ import { initDataDir } from '../../server/src/datadir.ts'
 import { adminMint, adminSetRole, repoAdd } from '../../server/src/admin.ts'
 import { Store } from '../../server/src/store.ts'
 import { client, mcp, writeTokenFile } from './agwp-fixture.ts'
-import { forwardingProxy } from '../helpers/recording-server.ts'
+import { forwardingProxy, notStartupCheck } from '../helpers/recording-server.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
 import type { Json } from '../helpers/json.ts'
 
@@ -49,7 +49,8 @@ store.close()
 const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined })
 
 // The proxy ag-mcp talks to: records each request, forwards it unchanged to the real server.
-const proxy = await forwardingProxy(server.url)
+// Counts the requests of tool calls: ag-mcp's start-up check (GET /whoami) is not one.
+const proxy = await forwardingProxy(server.url, {}, notStartupCheck)
 const processes: McpProcess[] = []
 t.teardown(async () => {
   await proxy.close()

@@ -20,26 +20,36 @@ export interface RecordingServer {
 }
 
 /**
+ * ag-mcp's start-up check (`GET /whoami`, sent in the background after its first answer), for
+ * tests that count the requests tool calls make: `record: notStartupCheck` leaves it out.
+ */
+export const notStartupCheck = (s: Seen): boolean => !(s.method === 'GET' && s.url === '/agwp/v1/whoami')
+
+/**
  * `body: 'buffer'` reads the whole body before `answer` runs (and records it); 'stream' (the
- * default) calls `answer` at once, so it can hold, stream or forward the request.
+ * default) calls `answer` at once, so it can hold, stream or forward the request. Every request
+ * is answered; only those `record` accepts (default: all) join `requests`.
  */
 export async function recordingServer(
   answer: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void,
-  o: { body?: 'buffer' | 'stream' } = {},
+  o: { body?: 'buffer' | 'stream'; record?: (s: Seen) => boolean } = {},
 ): Promise<RecordingServer> {
   const requests: Seen[] = []
+  const push = (s: Seen): void => {
+    if (o.record?.(s) ?? true) requests.push(s)
+  }
   let closedSockets = 0
   const server = http.createServer((req, res) => {
     const seen: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: '' }
     if (o.body !== 'buffer') {
-      requests.push(seen)
+      push(seen)
       answer(req, res, seen)
       return
     }
     req.setEncoding('utf8')
     req.on('data', (c: string) => (seen.body += c))
     req.on('end', () => {
-      requests.push(seen)
+      push(seen)
       answer(req, res, seen)
     })
   })
@@ -66,18 +76,25 @@ export interface ProxyHooks {
 }
 
 /** A recording listener that forwards every request unchanged to `target` (an origin or URL on loopback). */
-export function forwardingProxy(target: string, hooks: ProxyHooks = {}): Promise<RecordingServer> {
+export function forwardingProxy(
+  target: string,
+  hooks: ProxyHooks = {},
+  record?: (s: Seen) => boolean,
+): Promise<RecordingServer> {
   const to = new URL(target)
-  return recordingServer((req, res) => {
-    if (hooks.request?.(req, res) === true) return
-    const fwd = http.request(
-      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        if (hooks.answer?.(req, res, answer) === true) return
-        res.writeHead(answer.statusCode ?? 502, answer.headers)
-        answer.pipe(res)
-      },
-    )
-    req.pipe(fwd)
-  })
+  return recordingServer(
+    (req, res) => {
+      if (hooks.request?.(req, res) === true) return
+      const fwd = http.request(
+        { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          if (hooks.answer?.(req, res, answer) === true) return
+          res.writeHead(answer.statusCode ?? 502, answer.headers)
+          answer.pipe(res)
+        },
+      )
+      req.pipe(fwd)
+    },
+    record ? { record } : {},
+  )
 }

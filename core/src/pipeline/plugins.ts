@@ -3,12 +3,14 @@
 // and their options, comes from generated/plugins.js: build.mjs writes it from plugins/*/.
 import type { OptionValue, PluginOptionsWithChecks } from '../config/config.ts'
 import { pluginFlag } from '../config/flags.ts'
-import type { Logger, Plugin, PluginInit, TokenSource } from '../plugin-api.ts'
+import type { Logger, OptionTable, Plugin, PluginInit, TokenSource } from '../plugin-api.ts'
 import { localFailure } from '../plugin-api.ts'
 
 /** One bundled plugin: its options (known at start-up) and its code (loaded on first use). */
 export interface BundledPlugin extends PluginOptionsWithChecks {
   load(): Promise<Plugin>
+  /** The plugin declares a start-up check (`start`): build.mjs says so, so no code is loaded to ask. */
+  starts?: boolean
 }
 
 export type BundledPlugins = Readonly<Record<string, BundledPlugin>>
@@ -18,6 +20,8 @@ export interface LoadedPlugin {
   state: unknown
   /** A local plugin's root (real path): the core checks its writePathArgs under it. */
   root: string | undefined
+  /** What init got (the start-up check gets it too). */
+  init: PluginInit<OptionTable>
 }
 
 export interface PluginSetEnv {
@@ -28,12 +32,15 @@ export interface PluginSetEnv {
   log: Logger
   /** The core's token scrubber, handed to plugins for what they store (identity when absent). */
   scrub?: (s: string) => string
+  /** Each plugin's enabled groups (none when absent). */
+  groups?: Readonly<Record<string, readonly string[]>>
 }
 
 const NO_CREDENTIAL: TokenSource = { current: async () => undefined, refresh: async () => undefined }
 
 export class PluginSet {
   private readonly loaded = new Map<string, Promise<LoadedPlugin>>()
+  private started = false
 
   constructor(
     private readonly bundled: BundledPlugins,
@@ -53,6 +60,27 @@ export class PluginSet {
     return p
   }
 
+  /**
+   * Runs, once and in the background, the start-up check of every plugin that declares one and
+   * serves an enabled group. Nothing waits for it and nothing it does can fail the process: a
+   * plugin that cannot even start (say, no --upstream, already warned about) is logged at debug.
+   */
+  runStartChecks(): void {
+    if (this.started) return
+    this.started = true
+    for (const [name, entry] of Object.entries(this.bundled)) {
+      if (entry.starts !== true || (this.env.groups?.[name]?.length ?? 0) === 0) continue
+      this.get(name)
+        .then(({ plugin, state, init }) => plugin.start?.(state, init))
+        .catch((e: unknown) =>
+          this.env.log.debug('start-up check not run', {
+            plugin: name,
+            error: e instanceof Error ? e.message : ((e as { message?: unknown }).message ?? String(e)),
+          }),
+        )
+    }
+  }
+
   private async start(name: string, entry: BundledPlugin): Promise<LoadedPlugin> {
     const plugin = await entry.load()
     const options = this.env.options[name] ?? {}
@@ -61,14 +89,15 @@ export class PluginSet {
       rootOption === undefined
         ? undefined
         : await resolveRoot(options[rootOption[0]], pluginFlag(entry, rootOption[0]), rootOption[1].marker)
-    const init: PluginInit<Record<string, never>> = {
-      options: options as PluginInit<Record<string, never>>['options'],
+    const init: PluginInit<OptionTable> = {
+      options: options as PluginInit<OptionTable>['options'],
       credential: this.env.credentials[name] ?? NO_CREDENTIAL,
       root,
+      groups: this.env.groups?.[name] ?? [],
       log: this.env.log,
       scrub: this.env.scrub ?? ((s) => s),
     }
-    return { plugin, state: plugin.init ? await plugin.init(init) : undefined, root }
+    return { plugin, state: plugin.init ? await plugin.init(init) : undefined, root, init }
   }
 }
 
