@@ -47,7 +47,8 @@ t.test('a redirect is not followed and the token never reaches its target', asyn
   t.teardown(() => Promise.all([target.close(), redirector.close()]))
   const p = mcp(t, redirector.url, fx.tokenFile('alice'))
   const c = await client(p, '2026-07-28')
-  const r = await c.call('whoami')
+  // Not whoami: the recorder leaves ag-mcp's start-up GET /whoami out of its count.
+  const r = await c.call('repo_list')
   t.ok(r.isError, 'an error result')
   t.match(r.text, /redirect/)
   t.ok(r.text.includes(target.url), 'naming the refused origin')
