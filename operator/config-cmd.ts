@@ -1,12 +1,13 @@
 // `ag-mcp config schema` prints the JSON Schema of a config file (--config PATH), built from the one
 // flag table, plugins' options included; the package ships it as ag-mcp.schema.json, and a test
-// keeps the two equal. `ag-mcp config init [--out PATH] [--force]` writes a starting file whose
-// $schema points at it, so an editor completes and explains every key.
+// keeps the two equal. `ag-mcp config init [--out PATH] [--force]` writes a commented starting
+// file (JSONC, ag-mcp.config.jsonc) whose $schema points at it, so an editor completes and
+// explains every key.
 import { existsSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { flagTable } from '../core/src/config/flags.ts'
-import type { FlagSpec } from '../core/src/config/flags.ts'
+import type { FlagSpec, FlagTable } from '../core/src/config/flags.ts'
 import type { BundledPlugins } from '../core/src/pipeline/plugins.ts'
 
 export interface Io {
@@ -55,24 +56,76 @@ export function config(argv: readonly string[], io: Io, plugins: BundledPlugins)
     return 2
   }
   const outAt = rest.indexOf('--out')
-  const out = resolve(io.cwd, outAt === -1 ? 'ag-mcp.config.json' : (rest[outAt + 1] ?? ''))
+  const out = resolve(io.cwd, outAt === -1 ? 'ag-mcp.config.jsonc' : (rest[outAt + 1] ?? ''))
   if (existsSync(out) && !rest.includes('--force')) {
     io.err(`ag-mcp config init: ${out} exists; pass --force to replace it`)
     return 1
   }
-  const start = {
-    $schema: schemaUrl(),
-    upstream: 'https://agentgit.example.com',
-    'token-file': '/home/you/.config/ag-mcp/agent.token',
-    allow: ['read', 'workspace', 'propose', 'coordinate'],
-    repo: ['demo'],
-    'write-path': ['docs/**', 'README.md'],
-    'require-lease': false,
-    'log-level': 'info',
-  }
-  writeFileSync(out, `${JSON.stringify(start, null, 2)}\n`, { mode: 0o644 })
+  const schema = schemaUrl()
+  writeFileSync(out, startingFile(schema, flagTable(plugins)), { mode: 0o644 })
   io.out(
-    `wrote ${out}: edit upstream, token-file, repo and write-path, then run ag-mcp doctor --config ${out}\n($schema points at ${start.$schema}: editors complete and explain every key)`,
+    `wrote ${out}: edit upstream, token-file, repo and write-path, then run ag-mcp doctor --config ${out}\n($schema points at ${schema}: editors complete and explain every key)`,
   )
   return 0
+}
+
+/** The keys a starting file sets, with example values; every other key is listed commented out. */
+const STARTING_VALUES: Readonly<Record<string, unknown>> = {
+  upstream: 'https://agentgit.example.com',
+  'token-file': '/home/you/.config/ag-mcp/agent.token',
+  allow: ['read', 'workspace', 'propose', 'coordinate'],
+  repo: ['demo'],
+  'write-path': ['docs/**', 'README.md'],
+  'require-lease': false,
+  'log-level': 'info',
+}
+
+/**
+ * A commented starting file (JSONC, which the config loader reads): each key is explained by
+ * its flag's own description from the one flag table, so the comments cannot drift from --help.
+ */
+export function startingFile(schema: string, table: FlagTable): string {
+  const lines = [
+    '// ag-mcp configuration: ag-mcp --config THIS-FILE (ag-mcp doctor --config THIS-FILE checks it).',
+    '// Keys are the flag names without dashes (ag-mcp --help lists them all); a flag on the command',
+    '// line wins over an AG_MCP_* variable, which wins over this file. Comments and trailing commas',
+    '// are allowed. No key takes a token value: name a 0600 token file or a variable instead.',
+    '{',
+    '  // The schema of this file: editors complete and explain every key from it.',
+    `  "$schema": ${JSON.stringify(schema)},`,
+  ]
+  const entry = (key: string, value: unknown, commented: boolean): void => {
+    const spec = table[key] as FlagSpec
+    lines.push('', ...wrap(spec.describe, 94).map((l) => `  // ${l}`))
+    const shown = Array.isArray(value) ? `[${value.map((v) => JSON.stringify(v)).join(', ')}]` : JSON.stringify(value)
+    lines.push(`  ${commented ? '// ' : ''}${JSON.stringify(key)}: ${shown},`)
+  }
+  for (const [key, value] of Object.entries(STARTING_VALUES)) entry(key, value, false)
+  lines.push('', '  // Further settings, at their defaults (or an example): remove the // to set one.')
+  for (const [key, spec] of Object.entries(table)) {
+    if (spec.cliOnly || key in STARTING_VALUES) continue
+    entry(key, spec.default ?? example(spec), true)
+  }
+  lines.push('}', '')
+  return lines.join('\n')
+}
+
+/** A placeholder value for a key without a default, of the right type. */
+function example(spec: FlagSpec): unknown {
+  if (spec.type === 'list') return []
+  if (spec.type === 'boolean') return false
+  if (spec.type === 'number') return 0
+  return spec.value ?? ''
+}
+
+function wrap(text: string, width: number): string[] {
+  const out: string[] = []
+  let line = ''
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      out.push(line)
+      line = word
+    } else line = line === '' ? word : `${line} ${word}`
+  }
+  return [...out, line]
 }

@@ -3,6 +3,7 @@
 // flags are the core's and every bundled plugin's options (one table, see flags.ts).
 import { envName, FLAGS, flagTable, pluginFlag } from './flags.ts'
 import type { FlagName, FlagSpec, FlagTable, PluginOptionsEntry } from './flags.ts'
+import { JsoncError, parseJsonc } from './jsonc.ts'
 import { parseArgv, setValue, UsageError } from './parse.ts'
 import type { ParsedArgs, RawFlags, RawValue } from './parse.ts'
 
@@ -73,12 +74,22 @@ export function loadConfig(
 }
 
 function readConfigFile(path: string, looksSecret: (v: string) => boolean, table: FlagTable): RawFlags {
-  let data: unknown
+  let text: string
   try {
     // Fetched, not imported: a static import of node:fs costs start-up time even when unused.
-    data = JSON.parse(process.getBuiltinModule('node:fs').readFileSync(path, 'utf8'))
+    text = process.getBuiltinModule('node:fs').readFileSync(path, 'utf8')
   } catch (e) {
-    throw new UsageError(`--config ${path}: cannot read it as JSON (${(e as Error).message})`)
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message
+    throw new UsageError(`--config ${path}: cannot read it (${why})`)
+  }
+  let data: unknown
+  try {
+    data = parseJsonc(text)
+  } catch (e) {
+    if (!(e instanceof JsoncError)) throw e
+    throw new UsageError(
+      `--config ${path}:${e.line}:${e.column}: not valid JSON (comments and trailing commas are allowed): ${e.reason}`,
+    )
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data))
     throw new UsageError(`--config ${path}: must hold one JSON object`)
