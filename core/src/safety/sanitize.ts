@@ -12,8 +12,8 @@
 //   normalization (CRLF → LF) and is NOT counted; a lone CR (which can overwrite a terminal line)
 //   is removed and counted.
 // - every code point that is Default_Ignorable_Code_Point or of general category Cf (format),
-//   as the Unicode data of the running Node defines them (`\p{…}` property escapes, read into a
-//   table on first use; no hand list): bidi marks, embeddings, overrides and isolates; zero-width
+//   as the Unicode data of the running Node defines them (`\p{…}` property escapes, each code
+//   unit looked up once, when a text first holds it; no hand list): bidi marks, embeddings, overrides and isolates; zero-width
 //   space, joiners (ZWJ too: an emoji ZWJ sequence is shown as its parts) and the word joiner;
 //   the BOM; soft hyphen; combining grapheme joiner; Mongolian vowel separator; Hangul fillers;
 //   variation selectors (U+FE00–FE0F, U+E0100–E01EF: like tag characters they can carry bytes
@@ -59,30 +59,42 @@ const JUMP_AFTER = 64
 /** Default-ignorable and format code points, from Node's Unicode data. */
 const IGNORABLE = '\\p{Default_Ignorable_Code_Point}\\p{Cf}'
 
-let bmpTable: Uint8Array | undefined
+/**
+ * Per BMP code unit: 0 not yet classified, 1 may start something to remove (C0 except TAB and
+ * LF, DEL, C1, the ignorable and format characters, U+2028/U+2029, surrogates: a pair is looked
+ * at whole, in sanitizeFrom), 2 plain. Below U+0100 it is filled at load; above, each code unit is
+ * classified the first time a text holds it (see classify). Classifying all of the BMP up front
+ * cost every process about 3 ms of CPU before its first answer (a 64 K-unit string, a regex pass
+ * over it, and the garbage), for text that is almost always ASCII.
+ */
+const bmpTable = new Uint8Array(0x10000)
+bmpTable.fill(2, 0x20, 0x7f)
+bmpTable.fill(1, 0, 0x20)
+bmpTable[LF] = 2
+bmpTable[0x09] = 2
+bmpTable.fill(1, 0x7f, 0xa0)
+bmpTable.fill(1, 0xd800, 0xe000)
+bmpTable[0x2028] = 1
+bmpTable[0x2029] = 1
+
+/** Sticky, on one BMP code unit: is it ignorable or a format character? */
+const IGNORABLE_UNIT = new RegExp(`[${IGNORABLE}]`, 'uy')
 
 /**
- * 1 for every BMP code unit that may start something to remove: C0 except TAB and LF, DEL, C1,
- * the ignorable and format characters, U+2028/U+2029 and surrogates (a pair is looked at whole,
- * in sanitizeFrom). Built on first use by one regex pass over all of the BMP (well under a
- * millisecond).
+ * Classifies a not-yet-seen code unit (U+00A0 and up, never a surrogate) and remembers it. The
+ * regex is compiled on the first call: a process whose texts are ASCII never pays for it.
  */
-function table(): Uint8Array {
-  if (bmpTable) return bmpTable
-  const t = new Uint8Array(0x10000)
-  const units = new Uint16Array(0x10000)
-  for (let c = 0; c < 0x10000; c++) units[c] = c >= 0xd800 && c <= 0xdfff ? 0x20 : c
-  const bmp = new TextDecoder('utf-16le').decode(units)
-  for (const m of bmp.matchAll(new RegExp(`[${IGNORABLE}]`, 'gu'))) t[m.index] = 1
-  t.fill(1, 0, 0x20)
-  t[LF] = 0
-  t[0x09] = 0
-  t.fill(1, 0x7f, 0xa0)
-  t.fill(1, 0xd800, 0xe000)
-  t[0x2028] = 1
-  t[0x2029] = 1
-  bmpTable = t
-  return t
+function classify(c: number): number {
+  IGNORABLE_UNIT.lastIndex = 0
+  const v = IGNORABLE_UNIT.test(String.fromCharCode(c)) ? 1 : 2
+  bmpTable[c] = v
+  return v
+}
+
+/** Is the BMP code unit `c` one that may start something to remove? */
+function mayRemove(c: number): boolean {
+  const v = bmpTable[c] as number
+  return (v === 0 ? classify(c) : v) === 1
 }
 
 /** Sticky: is the (astral) code point at lastIndex ignorable or a format character? */
@@ -159,7 +171,7 @@ function astralBlockMayHide(hi: number): boolean {
 /** Index of the first code unit that may need removing, or -1 for a clean string (the common case). */
 function firstCandidate(s: string, from: number): number {
   const n = s.length
-  const t = table()
+  const t = bmpTable
   let i = from
   for (;;) {
     // Step in JS (dense dirt, short strings, text beyond Latin-1); after JUMP_AFTER Latin-1
@@ -167,7 +179,8 @@ function firstCandidate(s: string, from: number): number {
     let latin = 0
     while (i < n) {
       const c = s.charCodeAt(i)
-      if (t[c] === 1) {
+      const v = t[c]
+      if (v === 1 || (v === 0 && classify(c) === 1)) {
         const d = s.charCodeAt(i + 1)
         // an ordinary astral character (an emoji) is passed over here, without a call
         if (c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff && !astralBlockMayHide(c)) {
@@ -252,7 +265,6 @@ const ESCAPED = /\\u\{([0-9a-fA-F]{1,6})\}/g
  */
 export function escapeName(s: string): SanitizeResult {
   if (firstCandidate(s, 0) < 0 && !/[\\\t\n]/.test(s)) return { text: s, removed: 0 }
-  const t = table()
   let out = ''
   let escaped = 0
   for (let i = 0; i < s.length; ) {
@@ -265,7 +277,7 @@ export function escapeName(s: string): SanitizeResult {
     if (!hide && pair) {
       IGNORABLE_AT.lastIndex = i
       hide = IGNORABLE_AT.test(s)
-    } else if (!hide) hide = t[c] === 1
+    } else if (!hide) hide = mayRemove(c)
     if (hide) {
       out += `\\u{${cp.toString(16)}}`
       if (c !== 0x5c) escaped++
