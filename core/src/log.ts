@@ -48,10 +48,37 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
     dropped = 0
     return true
   }
-  const write = (line: string): void => {
-    if (o.write) return o.write(`${line}\n`)
+  // Until then, lines wait here: building process.stderr (a stream, and the modules behind it)
+  // costs a process about a millisecond, so the start-up line must not delay the first answer.
+  // The stream is made on the next turn of the event loop (after an answer already read is
+  // written), by idle(), or at exit, whichever comes first; the order of lines is kept.
+  let early: string[] | undefined
+  const toStderr = (line: string): void => {
     stderr ??= new LineWriter(process.stderr, { dropBeyondBytes: STDERR_BACKLOG })
     if (!sayDropped(stderr) || !stderr.write(line)) dropped++
+  }
+  const flushEarly = (): void => {
+    const lines = early
+    if (lines === undefined) return
+    early = undefined
+    process.removeListener('exit', flushEarly)
+    for (const line of lines) {
+      try {
+        toStderr(line)
+      } catch {
+        // a broken stderr must not break the process
+      }
+    }
+  }
+  const write = (line: string): void => {
+    if (o.write) return o.write(`${line}\n`)
+    if (stderr) return toStderr(line)
+    if (early === undefined) {
+      early = []
+      setImmediate(flushEarly)
+      process.once('exit', flushEarly)
+    }
+    early.push(line)
   }
   // node:fs is fetched only with a log file: a static import costs start-up time even when unused.
   const fs = o.file !== undefined ? process.getBuiltinModule('node:fs') : undefined
@@ -105,6 +132,7 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
       fd = undefined
     },
     async idle() {
+      flushEarly()
       if (!stderr) return
       // A count still pending is said too, once stderr has room (never, if nobody reads it:
       // the caller bounds this wait). One retry: after idle() the backlog is empty, so only a

@@ -160,7 +160,6 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     scrub: (s) => scrubber.scrub(s),
     groups: groupsOf,
   })
-  logStartup(o, config, [...groups.enabled], registry, log)
   const pipeline = createPipeline({
     identity: { name: o.name, title: o.title, version: o.version },
     instructions: o.instructions,
@@ -181,8 +180,14 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const v8 = process.getBuiltinModule('node:v8')
     v8.setFlagsFromString('--semi-space-growth-factor=1')
   }, 20).unref()
-  return runLoop(pipeline, config, log, scrubber, () => plugins.runStartChecks())
+  return runLoop(pipeline, config, log, scrubber, {
+    line: () => logStartup(o, config, [...groups.enabled], registry, log),
+    checks: () => plugins.runStartChecks(),
+  })
 }
+
+/** With no request by then, the start-up line is written this long after start. */
+const STARTUP_LINE_MS = 100
 
 /** At exit, how long log lines still queued for stderr may take to leave. */
 const LOG_FLUSH_MS = 1000
@@ -192,11 +197,21 @@ function runLoop(
   config: Readonly<Config>,
   log: ClosableLogger,
   scrubber: Scrubber,
-  afterFirstAnswer: () => void,
+  startup: { line: () => void; checks: () => void },
 ): Promise<number> {
   const writer = new LineWriter(process.stdout)
-  // Plugins' start-up checks (a plugin's code, an upstream request) wait until the first answer
-  // is on its way, so they never delay it; hosts ask at once, so they still run at start.
+  // The start-up line is written once the first answer has left, or after STARTUP_LINE_MS with no
+  // request, or at the end, whichever comes first: formatting it, and building process.stderr,
+  // cost about 2 ms of CPU that the client's first answer need not wait for. Plugins' start-up
+  // checks (a plugin's code, an upstream request) wait for the first answer too, so they never
+  // delay it; hosts ask at once, so they still run at start.
+  let linePending = true
+  const startupLine = (): void => {
+    if (!linePending) return
+    linePending = false
+    startup.line()
+  }
+  setTimeout(startupLine, STARTUP_LINE_MS).unref()
   let answered = false
   const server = new McpServer({
     pipeline,
@@ -204,7 +219,10 @@ function runLoop(
       writer.write(line)
       if (answered) return
       answered = true
-      setImmediate(afterFirstAnswer)
+      setImmediate(() => {
+        startupLine()
+        startup.checks()
+      })
     },
     pageSize: config.pageSize,
     listTtlMs: 3_600_000,
@@ -226,6 +244,7 @@ function runLoop(
     later: (fn) => setImmediate(fn),
     onDrained: () => {
       if (deadline) clearTimeout(deadline)
+      startupLine()
       // Every answer reaches the client; the log gets a moment more, but a host application that
       // never reads stderr must not keep the process from exiting.
       void Promise.all([

@@ -85,3 +85,23 @@ t.test('the start-up line: version, groups, upstream origin, never the token', a
     )
   t.match(bare.stderr, /upstream="none"/)
 })
+
+t.test('the start-up line is written without any request, and after the first answer', async (t) => {
+  // Nothing is sent: the line still comes (it waits at most a moment for a first request).
+  const idle = startMcp(t, {})
+  const line = await new Promise<string>((resolve) => {
+    const look = (): void => {
+      const m = /^.* info ag-mcp \S+ serving MCP on stdio .*$/m.exec(idle.stderr)
+      if (m) resolve(m[0])
+    }
+    idle.child.stderr.on('data', look)
+    look()
+  })
+  t.match(line, /groups="core/)
+  await idle.close()
+  // Closed at once, before any request: the line is written before the process exits.
+  const gone = run()
+  t.equal(gone.code, 0)
+  t.match(gone.stderr, /serving MCP on stdio/)
+  t.equal(gone.stderr.match(/serving MCP on stdio/g)?.length, 1, 'once')
+})
