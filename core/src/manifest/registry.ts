@@ -2,6 +2,7 @@
 // and the subset the operator enabled. Built once at start-up from data; no tool is special.
 import type {
   AttachmentManifest,
+  BundledGroupManifest,
   GroupAccess,
   GroupManifest,
   PromptManifest,
@@ -27,31 +28,18 @@ const NONE: readonly RegisteredAttachment[] = []
 
 export class Registry {
   readonly groups: ReadonlyMap<string, GroupInfo>
-  private readonly toolsByName = new Map<string, RegisteredTool>()
-  private readonly ordered: RegisteredTool[] = []
-  private readonly resourcesList: (ResourceManifest & { group: string })[] = []
-  private readonly templatesList: (ResourceTemplateManifest & { group: string })[] = []
-  private readonly promptsList: (PromptManifest & { group: string })[] = []
+  /** Every group in manifest order; a group's tools, resources and prompts are read on first use. */
+  private readonly manifests: readonly GroupManifest[]
+  private readonly groupOfTool = new Map<string, GroupManifest>()
+  private readonly toolsOf = new Map<GroupManifest, Map<string, RegisteredTool>>()
   private readonly attachmentsByTool = new Map<string, RegisteredAttachment[]>()
 
-  constructor(manifests: readonly GroupManifest[]) {
+  constructor(manifests: readonly (GroupManifest | BundledGroupManifest)[]) {
     const groups = new Map<string, GroupInfo>()
     for (const m of manifests) {
-      groups.set(m.group, {
-        name: m.group,
-        plugin: m.plugin,
-        description: m.description,
-        access: m.access,
-        tools: m.tools.map((t) => t.name),
-      })
-      for (const t of m.tools) {
-        const tool: RegisteredTool = { ...t, group: m.group, plugin: m.plugin }
-        this.toolsByName.set(t.name, tool)
-        this.ordered.push(tool)
-      }
-      for (const r of m.resources ?? []) this.resourcesList.push({ ...r, group: m.group })
-      for (const r of m.resourceTemplates ?? []) this.templatesList.push({ ...r, group: m.group })
-      for (const p of m.prompts ?? []) this.promptsList.push({ ...p, group: m.group })
+      const tools = 'toolNames' in m ? m.toolNames : m.tools.map((t) => t.name)
+      groups.set(m.group, { name: m.group, plugin: m.plugin, description: m.description, access: m.access, tools })
+      for (const name of tools) this.groupOfTool.set(name, m)
       for (const a of m.attachments ?? []) {
         const list = this.attachmentsByTool.get(a.tool) ?? []
         list.push({ ...a, group: m.group, plugin: m.plugin })
@@ -59,6 +47,7 @@ export class Registry {
       }
     }
     this.groups = groups
+    this.manifests = manifests
   }
 
   /** Attachments other enabled groups contribute to the arguments of calls of `tool`. */
@@ -74,24 +63,41 @@ export class Registry {
       ?.find((a) => a.argument === undefined && a.name === name && enabled.has(a.group))
   }
 
+  /** Any bundled tool, enabled or not (to say why a disabled one is refused). */
   tool(name: string): RegisteredTool | undefined {
-    return this.toolsByName.get(name)
+    const m = this.groupOfTool.get(name)
+    return m ? this.registered(m).get(name) : undefined
   }
 
-  /** Tools of the enabled groups, in manifest order. */
+  /** The enabled groups' tools, in manifest order. */
   tools(enabled: ReadonlySet<string>): RegisteredTool[] {
-    return this.ordered.filter((t) => enabled.has(t.group))
+    return this.enabledGroups(enabled).flatMap((m) => [...this.registered(m).values()])
   }
 
   resources(enabled: ReadonlySet<string>): (ResourceManifest & { group: string })[] {
-    return this.resourcesList.filter((r) => enabled.has(r.group))
+    return this.enabledGroups(enabled).flatMap((m) => (m.resources ?? []).map((r) => ({ ...r, group: m.group })))
   }
 
   resourceTemplates(enabled: ReadonlySet<string>): (ResourceTemplateManifest & { group: string })[] {
-    return this.templatesList.filter((r) => enabled.has(r.group))
+    return this.enabledGroups(enabled).flatMap((m) =>
+      (m.resourceTemplates ?? []).map((r) => ({ ...r, group: m.group })),
+    )
   }
 
   prompts(enabled: ReadonlySet<string>): (PromptManifest & { group: string })[] {
-    return this.promptsList.filter((p) => enabled.has(p.group))
+    return this.enabledGroups(enabled).flatMap((m) => (m.prompts ?? []).map((p) => ({ ...p, group: m.group })))
+  }
+
+  private enabledGroups(enabled: ReadonlySet<string>): GroupManifest[] {
+    return this.manifests.filter((m) => enabled.has(m.group))
+  }
+
+  private registered(m: GroupManifest): Map<string, RegisteredTool> {
+    let tools = this.toolsOf.get(m)
+    if (!tools) {
+      tools = new Map(m.tools.map((t) => [t.name, { ...t, group: m.group, plugin: m.plugin }]))
+      this.toolsOf.set(m, tools)
+    }
+    return tools
   }
 }

@@ -113,6 +113,15 @@ export interface GroupManifest {
   attachments?: AttachmentManifest[]
 }
 
+/**
+ * A group as generated/manifests.js bundles it: `tools`, `resources`, `resourceTemplates` and
+ * `prompts` are parsed the first time one is read, and `toolNames` lets the registry index the
+ * group without that (a process parses only the groups it serves).
+ */
+export interface BundledGroupManifest extends GroupManifest {
+  readonly toolNames: readonly string[]
+}
+
 /** A tool with the group it belongs to, as the registry holds it. */
 export interface RegisteredTool extends ToolManifest {
   group: string
