@@ -10,7 +10,7 @@
 import type { RegisteredAttachment, Registry } from '../manifest/registry.ts'
 import type { AttachmentSupport, Logger, ToolArgs, ToolContext, ToolSpec } from '../plugin-api.ts'
 import type { LoadedPlugin, PluginSet } from './plugins.ts'
-import { describeErrors, loadAskValidators } from './validation.ts'
+import { describeErrors, loadValidators } from './validation.ts'
 
 export interface Attached {
   attachment: RegisteredAttachment
@@ -79,7 +79,8 @@ export async function ask(
   name: string,
   input: Readonly<Record<string, unknown>>,
 ): Promise<unknown> {
-  const checks = (await loadAskValidators())[`${tool}/${name}`]
+  const group = env.registry.tool(tool)?.group
+  const checks = group === undefined ? undefined : (await loadValidators(group)).asks[`${tool}/${name}`]
   if (!checks) {
     env.log.error('a tool asked for an attachment its manifest does not declare', { tool, attachment: name })
     return undefined

@@ -77,7 +77,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     }
     if (typeof args !== 'object' || args === null || Array.isArray(args))
       return renderError(tool, 'refused: "arguments" must be a JSON object.', undefined, env)
-    const validators = (await loadValidators())[tool.name]
+    const validators = (await loadValidators(tool.group)).validators[tool.name]
     if (!validators)
       return renderError(
         tool,
