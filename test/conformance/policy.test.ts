@@ -1,5 +1,5 @@
 // Issue 3, from outside the process: the real binary over stdio, a recording upstream. For
-// every allow-list and every tool, a disallowed tool sends nothing; narrowing rules refuse
+// sampled allow-lists and every tool, a disallowed tool sends nothing; narrowing rules refuse
 // before any write leaves; the token never appears in any byte ag-mcp writes.
 import t from 'tap'
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -65,18 +65,42 @@ async function call(p: McpProcess, name: string, args: unknown) {
   return { isError: r.result?.['isError'] === true, text, error: r.error }
 }
 
-t.test('every allow-list × every tool: a disallowed tool makes zero upstream requests', async (t) => {
+t.test('allow-lists × every tool: a disallowed tool makes zero upstream requests', async (t) => {
   const dir = t.testdir({})
   const file = tokenFile(dir)
-  // Every subset of the selectable groups, each with and without --enable-integrate.
-  const subsets: string[][] = []
-  for (let mask = 0; mask < 1 << selectable.length; mask++) subsets.push(selectable.filter((_, i) => mask & (1 << i)))
-  const lists = subsets.flatMap((plain) =>
-    [false, true].map((integrate) => ({
-      integrate,
-      subset: (plain.length + (integrate ? 1 : 0)) % 2 === 1 ? [...plain, ...LOCAL] : plain,
-    })),
-  )
+  // Allow-lists of the selectable groups: none, all, and every one that differs from none or
+  // all by one group (so each group is refused beside every other one allowed, and allowed
+  // beside every other one refused), plus a seeded sample of the rest. Enumerating all 2^n
+  // subsets, each with and without --enable-integrate, cost 64 processes and a sixth of the
+  // suite; the rule under test is per group, so the sample finds what that found.
+  // POLICY_SEED=n replays a run's sample.
+  const seed = Number(process.env['POLICY_SEED'] ?? Math.floor(Math.random() * 2 ** 31))
+  const masks = new Set<number>([0, (1 << selectable.length) - 1])
+  for (let i = 0; i < selectable.length; i++) {
+    masks.add(1 << i)
+    masks.add(((1 << selectable.length) - 1) ^ (1 << i))
+  }
+  let state = seed
+  const random = (): number => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0 // a small LCG: reproducible from the seed
+    return state / 2 ** 32
+  }
+  for (let extra = 0; extra < 4; ) {
+    const mask = Math.floor(random() * (1 << selectable.length))
+    if (!masks.has(mask)) {
+      masks.add(mask)
+      extra++
+    }
+  }
+  // --enable-integrate alternates over them, and none and all come both with and without it.
+  const full = (1 << selectable.length) - 1
+  const chosen = [...masks].map((mask, i) => ({ mask, integrate: i % 2 === 1 }))
+  for (const mask of [0, full]) chosen.push({ mask, integrate: !chosen.find((c) => c.mask === mask)?.integrate })
+  const lists = chosen.map(({ mask, integrate }) => {
+    const plain = selectable.filter((_, i) => mask & (1 << i))
+    return { integrate, subset: (plain.length + (integrate ? 1 : 0)) % 2 === 1 ? [...plain, ...LOCAL] : plain }
+  })
+  t.comment(`allow-lists sampled with POLICY_SEED=${seed}`)
   let refusals = 0
   // A few processes at once, each worker with its own recording upstream (so a request is
   // attributed to the process that made it): the wall time stays within the file's timeout
@@ -125,7 +149,7 @@ t.test('every allow-list × every tool: a disallowed tool makes zero upstream re
   }
   const total = lists.length
   await Promise.all(Array.from({ length: WORKERS }, worker))
-  t.ok(refusals > 500, `${refusals} refusals checked across ${total} allow-lists`)
+  t.ok(refusals > 200, `${refusals} refusals checked across ${total} allow-lists (POLICY_SEED=${seed})`)
 })
 
 t.test('--repo, --write-path, path safety and --require-lease refuse before any write leaves', async (t) => {
@@ -244,7 +268,7 @@ t.test('no process of this file wrote the token, in any form, to stdout or stder
     Buffer.from(TOKEN).toString('base64').slice(0, 40),
     Buffer.from(TOKEN).toString('base64url').slice(0, 40),
   ]
-  t.ok(everyProcess.length > 60)
+  t.ok(everyProcess.length > 15)
   for (const p of everyProcess) {
     await p.exited
     const out = p.lines.join('\n') + p.stderr
