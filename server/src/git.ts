@@ -365,6 +365,8 @@ export class DiffTree {
     child.stdin.on('error', () => {
       /* handled via close */
     })
+    // Between requests nobody listens; a full stderr pipe must never stall git.
+    child.stderr.resume()
     const gone = (): void => {
       if (this.child === child) this.child = undefined
     }

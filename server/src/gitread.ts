@@ -347,7 +347,7 @@ export async function search(
 ): Promise<{ matches: SearchMatch[]; truncated: boolean }> {
   if (fs.existsSync(path.join(repo.gitDir, 'info', 'attributes'))) return gitSearch(repo, commit, q, paths, limit)
   const needle = Buffer.from(q, 'utf8')
-  const files = await regularFiles(repo, await repo.commitTree(commit), '', paths)
+  const files = await searchFiles(repo, await repo.commitTree(commit), paths)
   const matches: SearchMatch[] = []
   // Blobs are asked for a window ahead, so the pipe stays busy while lines are scanned.
   const AHEAD = 32
@@ -394,6 +394,25 @@ interface FileRef {
 
 /** Does a literal pathspec (git: GIT_LITERAL_PATHSPECS) take this path: itself or under it? */
 const underSpec = (p: string, spec: string): boolean => p === spec || p.startsWith(`${spec}/`)
+
+// The file list of the last few trees searched (by tree id and pathspecs: immutable), so
+// repeated searches of one branch head skip the walk.
+const fileLists = new WeakMap<Repo, Map<string, FileRef[]>>()
+async function searchFiles(repo: Repo, tree: string, specs: string[]): Promise<FileRef[]> {
+  let lists = fileLists.get(repo)
+  if (!lists) {
+    lists = new Map()
+    fileLists.set(repo, lists)
+  }
+  const key = [tree, ...specs].join('\0')
+  let files = lists.get(key)
+  if (!files) {
+    files = await regularFiles(repo, tree, '', specs)
+    if (lists.size >= 4) lists.delete(lists.keys().next().value as string)
+    lists.set(key, files)
+  }
+  return files
+}
 
 /** Regular files (100644/100755) under a tree in git's order, limited to literal pathspecs. */
 async function regularFiles(repo: Repo, tree: string, dir: string, specs: string[]): Promise<FileRef[]> {

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process'
 import { GIT_ENV, tmpdir } from './helpers.ts'
 import { Repo } from '../../server/src/repos.ts'
 import { isAncestor, walkPathLog } from '../../server/src/history.ts'
-import { commitDetail, search } from '../../server/src/gitread.ts'
+import { commitDetail, diff, search } from '../../server/src/gitread.ts'
 
 // Reads answered in process must answer what git answers: `git log -- <path>` (history
 // simplification through merges), `git grep -n -I -F` (order, binary skipping, line
@@ -232,4 +232,62 @@ t.test('commit detail and branches read in process agree with git', async (t) =>
     ])
     t.equal(d.files.length, raw.split('\n').filter(Boolean).length, `${id.slice(0, 7)} files`)
   }
+})
+
+t.test('diffs through the long-lived diff-tree are what one-shot git diff-tree prints', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  // a rename with an edit, an exact rename, a deletion, a binary change
+  const body = Array.from({ length: 40 }, (_, i) => `line ${i} of a file that moves\n`).join('')
+  const before = commit(
+    { ...grepState, 'old/name.txt': f(body), 'same.txt': f('same\n') },
+    [grepCommit],
+    'before moves',
+  )
+  const after = commit(
+    {
+      ...grepState,
+      'new/name.txt': f(body.replace('line 7 ', 'line seven ')),
+      'moved.txt': f('same\n'),
+      'bin/early.bin': f(Buffer.from('changed\0binary\n')),
+    },
+    [before],
+    'moves',
+  )
+  const oneShot = (args: string[], b: string, h: string, paths: string[]): string =>
+    git(['-c', 'core.quotepath=false', 'diff-tree', ...args, b, h, ...(paths.length ? ['--', ...paths] : [])])
+  for (const [b, h, paths] of [
+    [before, after, []],
+    [main, grepCommit, []],
+    [history[0], main, ['a', 'top']],
+    [before, after, ['new', 'old']],
+    [before, after, ['new']],
+  ] as [string, string, string[]][]) {
+    const got = await diff(repo, b, h, paths, 1 << 20)
+    const name = `${b.slice(0, 7)}..${h.slice(0, 7)} ${paths.join(',')}`
+    const patch = oneShot(['-r', '-M', '-p', '--no-color', '--no-ext-diff'], b, h, paths)
+    const chunks = patch.split(/^(?=diff --git )/m).filter((c) => c.startsWith('diff --git '))
+    t.same(
+      got.files.map((x) => (x.binary ? '' : x.patch)),
+      chunks.map((c) => (c.includes('\nBinary files ') ? '' : c)),
+      `${name}: patch text`,
+    )
+    const numstat = oneShot(['-r', '-M', '--numstat'], b, h, paths).trim().split('\n').filter(Boolean)
+    t.same(
+      got.files.map((x) => `${x.binary ? '-' : x.additions}\t${x.binary ? '-' : x.deletions}`),
+      numstat.map((l) => l.split('\t').slice(0, 2).join('\t')),
+      `${name}: line counts`,
+    )
+    t.equal(got.truncated, false)
+  }
+  const renamed = (await diff(repo, before, after, [], 1 << 20)).files.filter((x) => x.status === 'renamed')
+  t.same(renamed.map((x) => [x.old_path, x.path]).sort(), [
+    ['old/name.txt', 'new/name.txt'],
+    ['same.txt', 'moved.txt'],
+  ])
+  const small = await diff(repo, main, grepCommit, [], 300)
+  t.equal(small.truncated, true, 'over the byte budget: truncated, as before')
+  t.ok(small.files.every((x) => x.patch.length <= 300))
+  // the process is still usable after a budget cut it short
+  t.same(await diff(repo, before, after, [], 1 << 20), await diff(repo, before, after, [], 1 << 20))
 })
