@@ -80,6 +80,12 @@ function buildBaseline(rev) {
   }
 }
 
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')
+
 function rssKb(pid) {
   try {
     const m = /VmRSS:\s+([0-9]+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
@@ -286,7 +292,12 @@ function report(run) {
   console.log(
     `\n[${run.label}] ${run.elapsed.toFixed(0)} s at concurrency ${CONCURRENCY}; windows of ${WINDOW_S.toFixed(0)} s`,
   )
-  console.log('operation          count    req/s  first p50  first p99   last p50   last p99  p50 drift')
+  // first/s and last/s: throughput in the two windows. The clients run closed loops, so
+  // a window where reads got cheaper (warm caches, a quieter machine) also carries more
+  // of them, and the writes of that window queue behind more reads.
+  console.log(
+    'operation          count    req/s  first p50  first p99   last p50   last p99  p50 drift  first/s   last/s',
+  )
   /** @type {Record<string, {rps: number}>} */
   const rows = {}
   for (const [op] of OPS) {
@@ -296,7 +307,7 @@ function report(run) {
     const drift = (pct(b, 50) / pct(a, 50) - 1) * 100
     rows[op] = { rps: xs.length / run.elapsed }
     console.log(
-      `${op.padEnd(16)} ${String(xs.length).padStart(6)} ${f(xs.length / run.elapsed)} ${f(pct(a, 50), 10)} ${f(pct(a, 99), 10)} ${f(pct(b, 50), 10)} ${f(pct(b, 99), 10)} ${f(drift, 9)}%`,
+      `${op.padEnd(16)} ${String(xs.length).padStart(6)} ${f(xs.length / run.elapsed)} ${f(pct(a, 50), 10)} ${f(pct(a, 99), 10)} ${f(pct(b, 50), 10)} ${f(pct(b, 99), 10)} ${f(drift, 9)}% ${f(a.length / WINDOW_S)} ${f(b.length / WINDOW_S)}`,
     )
   }
   const all = run.samples.length / run.elapsed
@@ -326,11 +337,14 @@ async function main() {
   // Both servers run at the same time, each under its own 16 clients: whatever else the
   // machine is doing weighs on both alike, so the ratio compares the servers.
   const base = BASELINE !== 'none' ? buildBaseline(BASELINE) : undefined
+  const load0 = loadavg()
   const results = await Promise.all([
     ...(base ? [soak(base, src, `baseline ${BASELINE}`)] : []),
     soak(bin, src, 'current'),
   ])
   const runs = results.map(report)
+  // The machine is shared: its load average says how much of the drift is the neighbours'.
+  console.log(`\nload average at start: ${load0}; at end: ${loadavg()}`)
   if (runs.length === 2) {
     const ratio = (runs[1]?.['file read']?.rps ?? 0) / (runs[0]?.['file read']?.rps ?? 1)
     console.log(
