@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Repo } from './repos.ts'
+import { packedRefs } from './refs.ts'
 
 // `git log` without a path, in process: the same revision walk git does by default (a
 // queue ordered by committer date, newest first, a commit inserted after those with the
@@ -83,12 +84,7 @@ export function plainHistory(gitDir: string): boolean {
   } catch {
     // no refs/replace directory
   }
-  try {
-    if (fs.readFileSync(path.join(gitDir, 'packed-refs'), 'utf8').includes(' refs/replace/')) return false
-  } catch {
-    // no packed-refs
-  }
-  return true
+  return !packedRefs(gitDir).replace
 }
 
 /** Commits `skip` to `skip + count` of `git log <start>` (fewer at the end of history). */

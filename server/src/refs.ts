@@ -36,20 +36,59 @@ export function usesRefFiles(gitDir: string): boolean {
   }
 }
 
-function packedRef(gitDir: string, ref: string): string | null {
-  let text: string
+interface Packed {
+  /** inode, size and mtime (ns) of the file parsed: git replaces packed-refs by rename */
+  key: string
+  refs: Map<string, string>
+  /** some refs/replace/ ref is packed (history.ts: then git answers history questions) */
+  replace: boolean
+}
+const packedCache = new Map<string, Packed>()
+/** Times packed-refs was read and parsed (tests: an unchanged file is parsed once). */
+export const packedParses = { count: 0 }
+
+/**
+ * packed-refs as a map, parsed once per version of the file. After `git gc` (pack-refs)
+ * every branch and every proposal ref lives there: reading it per request would cost
+ * O(refs) for each resolve of a branch.
+ */
+export function packedRefs(gitDir: string): Packed {
+  const file = path.join(gitDir, 'packed-refs')
+  let key = ''
   try {
-    text = fs.readFileSync(path.join(gitDir, 'packed-refs'), 'utf8')
-  } catch {
-    return null
+    const st = fs.statSync(file, { bigint: true })
+    key = `${st.ino} ${st.size} ${st.mtimeNs}`
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
   }
-  for (const line of text.split('\n')) {
-    if (line.length > 41 && line.charCodeAt(40) === 32 && line.slice(41) === ref) {
+  const hit = packedCache.get(gitDir)
+  if (hit && hit.key === key) return hit
+  const refs = new Map<string, string>()
+  let replace = false
+  if (key !== '') {
+    packedParses.count++
+    let text = ''
+    try {
+      text = fs.readFileSync(file, 'utf8')
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
+    }
+    for (const line of text.split('\n')) {
+      if (line.length < 42 || line.charCodeAt(40) !== 32) continue
+      const ref = line.slice(41)
+      if (ref.startsWith('refs/replace/')) replace = true
       const oid = line.slice(0, 40)
-      return OID_RE.test(oid) ? oid : null
+      if (OID_RE.test(oid)) refs.set(ref, oid)
     }
   }
-  return null
+  const parsed = { key, refs, replace }
+  if (packedCache.size > 100) packedCache.clear()
+  packedCache.set(gitDir, parsed)
+  return parsed
+}
+
+function packedRef(gitDir: string, ref: string): string | null {
+  return packedRefs(gitDir).refs.get(ref) ?? null
 }
 
 /** The object id a ref holds (following symbolic refs), or null if it does not exist. */
@@ -74,16 +113,10 @@ export function readRef(gitDir: string, ref: string, depth = 0): string | null {
  */
 export function listRefs(gitDir: string, prefix: string): { ref: string; oid: string }[] | undefined {
   const found = new Map<string, string>()
-  try {
-    for (const line of fs.readFileSync(path.join(gitDir, 'packed-refs'), 'utf8').split('\n')) {
-      if (line.length < 42 || line.charCodeAt(40) !== 32) continue
-      const ref = line.slice(41)
-      if (!ref.startsWith(prefix)) continue
-      if (!isPlainRef(ref)) return undefined
-      if (OID_RE.test(line.slice(0, 40))) found.set(ref, line.slice(0, 40))
-    }
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
+  for (const [ref, oid] of packedRefs(gitDir).refs) {
+    if (!ref.startsWith(prefix)) continue
+    if (!isPlainRef(ref)) return undefined
+    found.set(ref, oid)
   }
   const walk = (dir: string): boolean => {
     let names: fs.Dirent[]

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { GIT_ENV, tmpdir } from './helpers.ts'
 import { Repo } from '../../server/src/repos.ts'
+import { packedParses } from '../../server/src/refs.ts'
 import { isAncestor, walkPathLog } from '../../server/src/history.ts'
 import { commitDetail, diff, search } from '../../server/src/gitread.ts'
 
@@ -290,4 +291,28 @@ t.test('diffs through the long-lived diff-tree are what one-shot git diff-tree p
   t.ok(small.files.every((x) => x.patch.length <= 300))
   // the process is still usable after a budget cut it short
   t.same(await diff(repo, before, after, [], 1 << 20), await diff(repo, before, after, [], 1 << 20))
+})
+
+t.test('packed refs are parsed once per version of packed-refs, and never go stale', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  // after git gc every branch and proposal ref is packed: thousands of lines
+  const lines = Array.from({ length: 3000 }, (_, i) => `update refs/proposals/pr-${i} ${side1}\n`).join('')
+  git(['update-ref', '--stdin'], lines)
+  git(['update-ref', 'refs/heads/main', main])
+  git(['pack-refs', '--all', '--prune'])
+  t.equal(await repo.branchHead('main'), main)
+  const before = packedParses.count
+  for (let i = 0; i < 50; i++) t.equal(await repo.resolve('main'), main)
+  t.equal(await repo.refValue('refs/proposals/pr-2999'), side1)
+  t.equal(packedParses.count - before, 0, 'unchanged packed-refs: not read again')
+  // a ref packed, then moved (loose over packed), then deleted (git rewrites packed-refs)
+  git(['update-ref', 'refs/heads/main', side3])
+  t.equal(await repo.branchHead('main'), side3)
+  git(['pack-refs', '--all', '--prune'])
+  t.equal(await repo.branchHead('main'), side3, 'after a repack')
+  git(['update-ref', '-d', 'refs/proposals/pr-7'])
+  t.equal(await repo.refValue('refs/proposals/pr-7'), null, 'deleted from packed-refs')
+  t.ok(packedParses.count - before >= 2, 'each new packed-refs is parsed')
+  git(['update-ref', 'refs/heads/main', main])
 })
