@@ -146,6 +146,12 @@ interface Waiter {
 export class CatFile {
   private child: ChildProcessWithoutNullStreams | undefined
   private buf: Buffer = Buffer.alloc(0)
+  // Output not yet joined into buf: a large object arrives in many pipe reads, and joining
+  // each read would copy what came before again (quadratic in the object's size).
+  private parts: Buffer[] = []
+  private partsLen = 0
+  /** bytes buf must hold before drain can make progress (0: unknown, join at once) */
+  private need = 0
   private queue: Waiter[] = []
 
   constructor(private readonly gitDir: string) {}
@@ -182,7 +188,12 @@ export class CatFile {
       stdio: ['pipe', 'pipe', 'pipe'],
     })
     child.stdout.on('data', (d: Buffer) => {
-      this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d
+      this.parts.push(d)
+      this.partsLen += d.length
+      if (this.buf.length + this.partsLen < this.need) return
+      this.buf = this.buf.length || this.parts.length > 1 ? Buffer.concat([this.buf, ...this.parts]) : d
+      this.parts = []
+      this.partsLen = 0
       this.drain()
     })
     child.stderr.resume()
@@ -192,6 +203,9 @@ export class CatFile {
     const fail = (): void => {
       if (this.child === child) this.child = undefined
       this.buf = Buffer.alloc(0)
+      this.parts = []
+      this.partsLen = 0
+      this.need = 0
       const q = this.queue
       this.queue = []
       for (const w of q) w.reject(new Error('git cat-file exited'))
@@ -225,7 +239,11 @@ export class CatFile {
         waiter.resolve({ oid: m[1] as string, type, size, data: EMPTY })
         continue
       }
-      if (this.buf.length < nl + 1 + size + 1) return
+      if (this.buf.length < nl + 1 + size + 1) {
+        this.need = nl + 1 + size + 1
+        return
+      }
+      this.need = 0
       const data = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size))
       this.buf = this.buf.subarray(nl + 1 + size + 1)
       this.queue.shift()

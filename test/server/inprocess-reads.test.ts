@@ -316,3 +316,29 @@ t.test('packed refs are parsed once per version of packed-refs, and never go sta
   t.ok(packedParses.count - before >= 2, 'each new packed-refs is parsed')
   git(['update-ref', 'refs/heads/main', main])
 })
+
+t.test('cat-file answers large objects whole, pipelined with small ones', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  // many pipe reads per object: each must be joined once, in order, with the next answers
+  const big = Buffer.alloc(6 * 1024 * 1024 + 7)
+  for (let i = 0; i < big.length; i++) big[i] = (i * 31 + (i >> 12)) & 0xff
+  const bigId = blob(big)
+  const small = ['a\n', 'b\n', 'c\n'].map((x) => ({ id: blob(x), x }))
+  const asks = [
+    repo.cat.get(bigId),
+    repo.cat.info(bigId),
+    ...small.map((s) => repo.cat.get(s.id)),
+    repo.cat.get(bigId),
+    repo.cat.get('0'.repeat(40)),
+  ]
+  const [b1, info, s1, s2, s3, b2, missing] = await Promise.all(asks)
+  t.ok(b1 && (b1 as { data: Buffer }).data.equals(big), 'the large blob, whole')
+  t.same(info && { size: (info as { size: number }).size }, { size: big.length })
+  t.same(
+    [s1, s2, s3].map((o) => (o as { data: Buffer }).data.toString()),
+    small.map((s) => s.x),
+  )
+  t.ok(b2 && (b2 as { data: Buffer }).data.equals(big), 'and again after the small ones')
+  t.equal(missing, null)
+})
