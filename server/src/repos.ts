@@ -19,6 +19,8 @@ export class Repo {
   private treeEntries = 0
   private commitTrees = new Map<string, string>()
   private objects = new Map<string, CatObject>()
+  private objectLoads = new Map<string, Promise<CatObject | null>>()
+  private treeLoads = new Map<string, Promise<Map<string, TreeItem>>>()
   private objectBytes = 0
   private sizeCache = new Map<string, number>()
   private commitInfos = new Map<string, CommitInfo>()
@@ -75,16 +77,28 @@ export class Repo {
       this.objects.set(oid, hit)
       return hit
     }
-    const o = await this.cat.get(oid)
-    if (!o || o.size > OBJECT_CACHE_ITEM) return o
-    this.objects.set(oid, o)
-    this.objectBytes += o.size
-    for (const [k, v] of this.objects) {
-      if (this.objectBytes <= OBJECT_CACHE_BYTES) break
-      this.objects.delete(k)
-      this.objectBytes -= v.size
-    }
-    return o
+    // Concurrent misses of one id share one read (and one insertion below).
+    return once(this.objectLoads, oid, async () => {
+      const o = await this.cat.get(oid)
+      if (!o || o.size > OBJECT_CACHE_ITEM) return o
+      this.objectBytes += o.size - (this.objects.get(oid)?.size ?? 0)
+      this.objects.set(oid, o)
+      for (const [k, v] of this.objects) {
+        if (this.objectBytes <= OBJECT_CACHE_BYTES) break
+        this.objects.delete(k)
+        this.objectBytes -= v.size
+      }
+      return o
+    })
+  }
+
+  /** What the bounded caches hold and what they count (tests: the two always agree). */
+  cacheStats(): { objects: number; objectBytes: number; trees: number; treeEntries: number } {
+    let objects = 0
+    for (const o of this.objects.values()) objects += o.size
+    let trees = 0
+    for (const t of this.trees.values()) trees += t.size
+    return { objects, objectBytes: this.objectBytes, trees, treeEntries: this.treeEntries }
   }
 
   /** Sizes of blobs by id (a pipelined `info` per id not seen before; cached). */
@@ -213,19 +227,24 @@ export class Repo {
       this.trees.set(oid, hit)
       return hit
     }
-    const o = await this.cat.get(oid)
-    if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`)
-    const items = new Map(parseTree(o.data).map((it) => [it.name, it]))
-    // Bounded by entries, not trees: every integration makes new versions of the trees
-    // on its paths, and a large directory's versions would otherwise pile up (RSS).
-    this.treeEntries += items.size
-    this.trees.set(oid, items)
-    for (const [k, v] of this.trees) {
-      if (this.treeEntries <= TREE_CACHE_ENTRIES || this.trees.size <= 1) break
-      this.trees.delete(k)
-      this.treeEntries -= v.size
-    }
-    return items
+    return once(this.treeLoads, oid, async () => {
+      const o = await this.cat.get(oid)
+      if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`)
+      const items = new Map(parseTree(o.data).map((it) => [it.name, it]))
+      // Bounded by entries, not trees: every integration makes new versions of the trees
+      // on its paths, and a large directory's versions would otherwise pile up (RSS). An
+      // entry is counted once: counting a tree again on every concurrent miss made the
+      // count drift above what the cache holds, until it held almost nothing (the soak's
+      // search slowed 2-4x over five minutes, re-reading every tree).
+      this.treeEntries += items.size - (this.trees.get(oid)?.size ?? 0)
+      this.trees.set(oid, items)
+      for (const [k, v] of this.trees) {
+        if (this.treeEntries <= TREE_CACHE_ENTRIES || this.trees.size <= 1) break
+        this.trees.delete(k)
+        this.treeEntries -= v.size
+      }
+      return items
+    })
   }
 
   /** The tree entry at a path of a commit ('' is not a path), or null. */
@@ -277,6 +296,16 @@ export class Repo {
 }
 
 const OID_RE = /^[0-9a-f]{40}$/
+
+/** Run `load` once per key at a time: callers arriving while it runs get the same promise. */
+function once<T>(inflight: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  let p = inflight.get(key)
+  if (!p) {
+    p = load().finally(() => inflight.delete(key))
+    inflight.set(key, p)
+  }
+  return p
+}
 const OBJECT_CACHE_BYTES = 8 * 1024 * 1024
 const TREE_CACHE_ENTRIES = 20_000
 const OBJECT_CACHE_ITEM = 256 * 1024
