@@ -349,13 +349,27 @@ export async function search(
   const needle = Buffer.from(q, 'utf8')
   const files = await searchFiles(repo, await repo.commitTree(commit), paths)
   const matches: SearchMatch[] = []
-  // Blobs are asked for a window ahead, so the pipe stays busy while lines are scanned.
+  // Cached blobs are scanned without an await each; the others are asked for a window
+  // ahead, so the pipe stays busy while lines are scanned.
   const AHEAD = 32
-  const pending: Promise<CatObject | null>[] = []
-  for (let i = 0; i < files.length && i < AHEAD; i++) pending.push(repo.object((files[i] as FileRef).oid))
+  const pending = new Map<number, Promise<CatObject | null>>()
+  let asked = 0
   for (let i = 0; i < files.length; i++) {
-    const o = await (pending[i] as Promise<CatObject | null>)
-    if (i + AHEAD < files.length) pending.push(repo.object((files[i + AHEAD] as FileRef).oid))
+    for (; asked < files.length && asked < i + AHEAD; asked++) {
+      const oid = (files[asked] as FileRef).oid
+      if (repo.cachedObject(oid)) continue
+      const read = repo.object(oid)
+      // A search that stops early (limit reached) never awaits the rest: a failure of a
+      // read nobody waits for must not become an unhandled rejection.
+      read.catch(() => undefined)
+      pending.set(asked, read)
+    }
+    const file = files[i] as FileRef
+    // Evicted since it was looked at, or read meanwhile by another request: either way,
+    // the cache or the read answers.
+    const wait = pending.get(i)
+    pending.delete(i)
+    const o = repo.cachedObject(file.oid) ?? (await (wait ?? repo.object(file.oid)))
     if (!o || o.type !== 'blob') continue
     const data = o.data
     if (data.subarray(0, BINARY_PROBE).includes(0)) continue
@@ -374,18 +388,16 @@ export async function search(
       counted = start
       if (matches.length >= limit) return { matches, truncated: true }
       const text = data.toString('utf8', start, end)
-      matches.push({ path: (files[i] as FileRef).path, line, text: text.length > 1000 ? text.slice(0, 1000) : text })
+      matches.push({ path: file.path, line, text: text.length > 1000 ? text.slice(0, 1000) : text })
       from = end + 1
       if (from > data.length) break
     }
-    pending[i] = NOTHING
   }
   return { matches, truncated: false }
 }
 
 // git's buffer_is_binary: a NUL in the first 8000 bytes
 const BINARY_PROBE = 8000
-const NOTHING: Promise<null> = Promise.resolve(null)
 
 interface FileRef {
   path: string

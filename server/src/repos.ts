@@ -92,6 +92,11 @@ export class Repo {
     })
   }
 
+  /** A blob or other object already in the cache, without waiting (search scans thousands). */
+  cachedObject(oid: string): CatObject | undefined {
+    return this.objects.get(oid)
+  }
+
   /** What the bounded caches hold and what they count (tests: the two always agree). */
   cacheStats(): { objects: number; objectBytes: number; trees: number; treeEntries: number } {
     let objects = 0
