@@ -41,7 +41,8 @@ export interface LocalState {
   repo: string
   /** The private ag-server's bare copy of the repository. */
   bare: string
-  agServer: string
+  /** How to run ag-server: node and ag-server.mjs, or this executable's embedded one. */
+  agServer: readonly string[]
 }
 
 const GIT_ENV = { GIT_TERMINAL_PROMPT: '0' }
@@ -55,19 +56,27 @@ function git(cwd: string, args: string[]): string {
   }).trim()
 }
 
-/** ag-server.mjs beside this ag-mcp bundle (the package ships both). */
-function agServerPath(): string {
+/**
+ * How to run ag-server. The npm package ships ag-server.mjs beside ag-mcp.mjs; the standalone
+ * executable embeds it and runs it as `<executable> ag-server …` (bin/ag-mcp-exe.ts), so local
+ * mode needs no Node install there either.
+ */
+function agServerCommand(): readonly string[] {
+  const sea = process.getBuiltinModule('node:sea') as { isSea(): boolean } | undefined
+  if (sea?.isSea() === true) return [process.execPath, EMBEDDED_AG_SERVER]
   const self = process.argv[1] ? realpathSync(process.argv[1]) : ''
   const candidate = join(dirname(self), 'ag-server.mjs')
-  if (self === realpathSync(process.execPath) || !existsSync(candidate))
-    throw new LocalError(
-      'local mode runs ag-server.mjs from beside ag-mcp, and this ag-mcp has none (the standalone executable does not include it); use the npm package',
-    )
-  return candidate
+  if (!existsSync(candidate))
+    throw new LocalError(`local mode runs ag-server.mjs from beside ag-mcp, and ${candidate} does not exist`)
+  return [process.execPath, candidate]
 }
 
+/** The standalone executable's argument that runs its embedded ag-server (bin/ag-mcp-exe.ts). */
+export const EMBEDDED_AG_SERVER = 'ag-server'
+
 function agServer(s: Pick<LocalState, 'agServer'>, args: string[]): string {
-  const r = spawnSync(process.execPath, [s.agServer, ...args], { encoding: 'utf8' })
+  const [program, ...leading] = s.agServer
+  const r = spawnSync(program as string, [...leading, ...args], { encoding: 'utf8' })
   if (r.status !== 0) throw new LocalError(`ag-server ${args[0] ?? ''} failed: ${(r.stderr || r.stdout).trim()}`)
   return r.stdout.trim()
 }
@@ -86,7 +95,7 @@ export function prepareLocal(where: string | undefined, cwd: string, o: { create
   if (git(top, ['rev-parse', '--is-bare-repository']) === 'true')
     throw new LocalError(`${top} is a bare repository; local mode needs a working tree`)
   const dir = join(top, '.ag')
-  const s: LocalState = { top, dir, data: join(dir, 'server'), repo: '', bare: '', agServer: agServerPath() }
+  const s: LocalState = { top, dir, data: join(dir, 'server'), repo: '', bare: '', agServer: agServerCommand() }
   const meta = join(dir, 'local.json')
   if (o.create) excludeFromGit(top)
   if (!existsSync(meta) || !existsSync(join(s.data, 'admin.token'))) {
@@ -190,7 +199,8 @@ export function mintToken(
 
 export function revokeToken(s: LocalState, t: { file: string; id: string }): void {
   rmSync(t.file, { force: true })
-  if (t.id) spawnSync(process.execPath, [s.agServer, 'token', 'revoke', t.id, '--data', s.data], { stdio: 'ignore' })
+  const [program, ...leading] = s.agServer
+  if (t.id) spawnSync(program as string, [...leading, 'token', 'revoke', t.id, '--data', s.data], { stdio: 'ignore' })
 }
 
 function alive(pid: number): boolean {
@@ -218,9 +228,10 @@ export async function startServer(s: LocalState): Promise<PrivateServer> {
   const lock = readLock(s.data)
   if (lock?.kind === 'server' && lock.listen && alive(lock.pid))
     return { url: `http://${lock.listen}`, child: undefined, stop: async () => undefined }
+  const [program, ...leading] = s.agServer
   const child = spawn(
-    process.execPath,
-    [s.agServer, 'serve', '--data', s.data, '--listen', '127.0.0.1:0', '--exit-with-stdin'],
+    program as string,
+    [...leading, 'serve', '--data', s.data, '--listen', '127.0.0.1:0', '--exit-with-stdin'],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },
