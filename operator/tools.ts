@@ -53,7 +53,9 @@ export function tools(
   }
   const views: GroupView[] = [...registry.groups.values()].map((g) => {
     const enabled = groups.enabled.has(g.name)
-    const view: GroupView = { group: g.name, access: g.access, enabled, tools: [...g.tools] }
+    // An enabled tool by the name it is exposed under (its altName when that name is free).
+    const tools = g.tools.map((n) => (enabled ? registry.exposedName(n, groups.enabled) : n))
+    const view: GroupView = { group: g.name, access: g.access, enabled, tools }
     if (!enabled)
       view.why =
         g.access === 'flag-only'

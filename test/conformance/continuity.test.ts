@@ -15,6 +15,10 @@ import { initPack } from '../../plugins/continuity/store.ts'
 import { GIT_ENV, git, repo } from '../plugins/continuity/_pack.ts'
 
 const OURS = manifests.filter((m) => m.plugin === 'continuity').flatMap((m) => m.tools.map((x) => x.name))
+/** The names they are listed under without the read group: Agentpack's, where it differs. */
+const AGENTPACK = manifests
+  .filter((m) => m.plugin === 'continuity')
+  .flatMap((m) => m.tools.map((x) => x.altName ?? x.name))
 const GHP = `ghp_${'Zq9'.repeat(12)}`
 
 async function call(p: McpProcess, name: string, args: Record<string, unknown> = {}) {
@@ -48,7 +52,49 @@ t.test('opt-in: not listed by default, and a call is explained, not unknown', as
   t.match(r.text, /"continuity" group, which this server has not enabled.*--allow/)
   const q = start(t, root)
   const all = (((await q.request('tools/list')).result?.['tools'] ?? []) as { name: string }[]).map((x) => x.name)
-  t.same(all.filter((n) => OURS.includes(n)).sort(), [...OURS].sort(), 'all 24 once named in --allow')
+  t.same(
+    all.filter((n) => AGENTPACK.includes(n)).sort(),
+    [...AGENTPACK].sort(),
+    'all 24 once named in --allow, by their Agentpack names',
+  )
+})
+
+t.test("Agentpack's task_list and diff without the read group; ag-mcp's names beside it", async (t) => {
+  const root = await repo(t)
+  const names = async (p: McpProcess) =>
+    (((await p.request('tools/list')).result?.['tools'] ?? []) as { name: string }[]).map((x) => x.name)
+  const alone = start(t, root)
+  const listed = await names(alone)
+  t.ok(listed.includes('task_list') && listed.includes('diff'), "Agentpack's names are listed")
+  t.notOk(listed.includes('passport_list') || listed.includes('checkpoint_diff'), 'the others are not')
+  t.notOk((await call(alone, 'task_start', { title: 'Named like Agentpack' })).isError)
+  await call(alone, 'checkpoint', { summary: 'one' })
+  await call(alone, 'checkpoint', { summary: 'two' })
+  const list = await call(alone, 'task_list', { open: true })
+  t.notOk(list.isError, list.text)
+  t.match(list.text, /^task_list: ok;/, 'the result is named as it was called')
+  t.match((list.data?.['tasks'] as { title: string }[] | undefined)?.[0]?.title, 'Named like Agentpack')
+  const diff = await call(alone, 'diff', {})
+  t.notOk(diff.isError, diff.text)
+  t.match(diff.text, /^diff: ok;[\s\S]*one[\s\S]*two/)
+  t.notOk((await call(alone, 'passport_list', {})).isError, 'its own name still answers')
+  t.match((await call(alone, 'task_list', { bogus: 1 })).text, /^task_list: refused: .*unknown field "bogus"/)
+
+  // With the read group (it has a task_list and a diff), the continuity tools keep ag-mcp's names.
+  const both = startMcp(t, {
+    args: ['--allow', 'continuity,bundles,read', '--continuity-root', root, '--upstream', 'http://127.0.0.1:9'],
+  })
+  const all = await names(both)
+  t.equal(all.filter((n) => n === 'task_list').length, 1, "one task_list: the read group's")
+  t.equal(all.filter((n) => n === 'diff').length, 1)
+  t.ok(all.includes('passport_list') && all.includes('checkpoint_diff'))
+  const mine = await call(both, 'passport_list', { open: true })
+  t.notOk(mine.isError, mine.text)
+  t.match(mine.text, /^passport_list: ok;/)
+  const theirs = await call(both, 'task_list', { open: true })
+  t.ok(theirs.isError)
+  t.match(theirs.text, /^task_list: refused: .*"repo"/, "task_list is the read group's here (it needs a repo)")
+  t.equal(new Set(all).size, all.length, 'names are unique')
 })
 
 t.test('schemas are enforced and domain refusals are isError results; nothing is written', async (t) => {

@@ -127,9 +127,12 @@ t.test('allow-lists × every tool: a disallowed tool makes zero upstream request
         const p = startMcp(t, { args, cwd: outsideGit })
         everyProcess.push(p)
         const enabled = new Set(['core', ...subset, ...(integrate ? ['integrate'] : [])])
+        // Names an enabled tool is exposed under instead (its altName: continuity's task_list, diff).
+        const taken = new Set(tools.filter((x) => x.tool.altName && enabled.has(x.group)).map((x) => x.tool.altName))
         for (const { tool, group } of tools) {
           // An enabled local tool has no root here (each call would retry its start-up): nothing to learn.
           if (LOCAL.includes(group) && enabled.has(group)) continue
+          if (taken.has(tool.name) && !enabled.has(group)) continue
           const before = up.requests.length
           const r = await call(p, tool.name, sample(tool.input))
           if (enabled.has(group)) continue

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { Ajv } from 'ajv'
 import { checkManifests, NAME_PATTERN } from '../../core/src/manifest/check.ts'
+import { Registry } from '../../core/src/manifest/registry.ts'
 import type { GroupManifest } from '../../core/src/manifest/types.ts'
 import { manifests } from '../../generated/manifests.js'
 
@@ -142,4 +143,52 @@ t.test('asks: an answer needs the ask, one group answers each, and it settles no
     checkManifests([{ ...core, tools: [{ ...tool, asks: [ask, ask] }] }], plugins).join('\n'),
     /ask notes: declared twice/,
   )
+})
+
+t.test('altName: only another group tool name, and each at most once', async (t) => {
+  const core = raw.find((m) => m.group === 'core') as GroupManifest
+  const tool = core.tools[0]
+  if (!tool) throw new Error('core has no tool')
+  const other = (group: string, altName: string, name = `${group}_tool`): GroupManifest => ({
+    ...core,
+    group,
+    tools: [{ ...tool, name, altName }],
+  })
+  const plugins = { info: { handlers: [tool.name, 'a_tool', 'b_tool'] } }
+  t.same(
+    checkManifests([core, other('a', tool.name)], { info: { handlers: [tool.name, 'a_tool'] } }),
+    [],
+    "another group's tool name passes",
+  )
+  t.match(checkManifests([core, other('a', 'free_name')], plugins).join('\n'), /is no tool's name/)
+  t.match(
+    checkManifests([{ ...core, tools: [tool, { ...tool, name: 'a_tool', altName: tool.name }] }], plugins).join('\n'),
+    /is a tool of the same group/,
+  )
+  t.match(
+    checkManifests([core, other('a', tool.name), other('b', tool.name)], plugins).join('\n'),
+    /is another tool's altName too/,
+  )
+})
+
+t.test('for every set of enabled groups, exposed names are unique and call the tool listed', async (t) => {
+  const registry = new Registry(manifests)
+  const names = [...registry.groups.keys()]
+  let sets = 0
+  for (let mask = 0; mask < 1 << names.length; mask++) {
+    const enabled = new Set(names.filter((_, i) => mask & (1 << i)))
+    const listed = registry.tools(enabled).map((x) => ({ tool: x, as: registry.exposedName(x.name, enabled) }))
+    const seen = new Set(listed.map((x) => x.as))
+    if (seen.size !== listed.length) t.fail(`duplicate names with ${[...enabled].join(',')}`)
+    for (const x of listed)
+      if (registry.resolve(x.as, enabled) !== x.tool)
+        t.fail(`${x.as} does not call ${x.tool.name} with ${[...enabled]}`)
+    sets++
+  }
+  t.equal(sets, 1 << names.length, 'every subset checked')
+  const only = new Set(['core', 'continuity', 'bundles'])
+  t.equal(registry.exposedName('passport_list', only), 'task_list', "Agentpack's name without the read group")
+  t.equal(registry.exposedName('checkpoint_diff', only), 'diff')
+  t.equal(registry.exposedName('passport_list', new Set([...only, 'read'])), 'passport_list')
+  t.equal(registry.resolve('task_list', new Set([...only, 'read']))?.group, 'read')
 })

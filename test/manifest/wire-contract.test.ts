@@ -25,6 +25,8 @@ for (const m of manifests) {
         access: m.access,
         tools: m.tools.map((x) => ({
           name: x['name'],
+          // The name it is exposed under when no enabled group has a tool of that name.
+          ...(x['altName'] !== undefined ? { altName: x['altName'] } : {}),
           title: x['title'],
           inputSchema: x['input'],
           outputSchema: x['output'],

@@ -30,6 +30,16 @@ t.test('exposed and hidden tools, by group, with the reason', async (t) => {
   )
 })
 
+t.test("the names a process exposes: Agentpack's task_list and diff without the read group", async (t) => {
+  const alone = tools('--allow', 'continuity')
+  t.equal(alone.status, 0, alone.stderr)
+  t.match(alone.stdout, /^ {2}continuity\s+.*\btask_list\b.*\bdiff\b/m)
+  t.notMatch(alone.stdout, /passport_list|checkpoint_diff/)
+  const both = tools('--allow', 'continuity,read')
+  t.match(both.stdout, /^ {2}continuity\s+.*\bpassport_list\b.*\bcheckpoint_diff\b/m)
+  t.match(both.stdout, /^ {2}read\s+.*\btask_list\b/m)
+})
+
 t.test('bad flags are refused as ag-mcp refuses them', async (t) => {
   const r = tools('--allow', 'read,admin')
   t.equal(r.status, 2)

@@ -111,6 +111,17 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
   }
   const allTools = manifests.flatMap((m) => m.tools.map((t) => ({ group: m.group, tool: t })))
   const answered = new Map<string, string>()
+  const altNames = new Set<string>()
+  for (const { group, tool } of allTools) {
+    if (tool.altName === undefined) continue
+    const at = `manifest ${group}, tool ${tool.name}: altName "${tool.altName}"`
+    const holder = allTools.find((x) => x.tool.name === tool.altName)
+    // Only another group's name: a free name would simply be the tool's name.
+    if (!holder) problems.push(`${at} is no tool's name (name the tool so instead)`)
+    else if (holder.group === group) problems.push(`${at} is a tool of the same group`)
+    if (altNames.has(tool.altName)) problems.push(`${at} is another tool's altName too`)
+    altNames.add(tool.altName)
+  }
   for (const m of manifests) {
     for (const a of m.attachments ?? []) {
       const at = `manifest ${m.group}, attachment ${a.name}`

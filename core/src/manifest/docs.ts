@@ -26,7 +26,7 @@ export function renderToolsDoc(
   ]
   for (const m of manifests)
     out.push(
-      `| ${m.group} | ${(ACCESS[m.access] ?? m.access).replace('{group}', m.group)} | ${m.tools.map((t) => `\`${t.name}\``).join(', ')} |`,
+      `| ${m.group} | ${(ACCESS[m.access] ?? m.access).replace('{group}', m.group)} | ${m.tools.map((t) => `\`${t.name}\`${t.altName ? ` (\`${t.altName}\`)` : ''}`).join(', ')} |`,
     )
   for (const m of manifests) {
     out.push('', `## Group \`${m.group}\``, '', m.description, '')
@@ -43,6 +43,10 @@ export function renderToolsDoc(
         `- annotations: ${hints}`,
         `- data kind: \`${t.dataKind}\``,
       )
+      if (t.altName)
+        out.push(
+          `- exposed as \`${t.altName}\` whenever no enabled group has a tool of that name (manifest \`altName\`)`,
+        )
       const operation = t.operation !== undefined ? describeOperation(m.plugin, t.operation) : undefined
       if (operation !== undefined) out.push(`- ${operation}`)
       const policy = [

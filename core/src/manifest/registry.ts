@@ -32,6 +32,9 @@ export class Registry {
   private readonly manifests: readonly GroupManifest[]
   private readonly groupOfTool = new Map<string, GroupManifest>()
   private readonly toolsOf = new Map<GroupManifest, Map<string, RegisteredTool>>()
+  /** A tool's altName, and back (known without parsing a group's tools). */
+  private readonly altOf = new Map<string, string>()
+  private readonly ownerOfAlt = new Map<string, string>()
   private readonly attachmentsByTool = new Map<string, RegisteredAttachment[]>()
 
   constructor(manifests: readonly (GroupManifest | BundledGroupManifest)[]) {
@@ -40,6 +43,14 @@ export class Registry {
       const tools = 'toolNames' in m ? m.toolNames : m.tools.map((t) => t.name)
       groups.set(m.group, { name: m.group, plugin: m.plugin, description: m.description, access: m.access, tools })
       for (const name of tools) this.groupOfTool.set(name, m)
+      const alts =
+        'toolNames' in m
+          ? Object.entries(m.altNames ?? {})
+          : m.tools.flatMap((t) => (t.altName !== undefined ? [[t.name, t.altName] as const] : []))
+      for (const [name, alt] of alts) {
+        this.altOf.set(name, alt)
+        this.ownerOfAlt.set(alt, name)
+      }
       for (const a of m.attachments ?? []) {
         const list = this.attachmentsByTool.get(a.tool) ?? []
         list.push({ ...a, group: m.group, plugin: m.plugin })
@@ -67,6 +78,28 @@ export class Registry {
   tool(name: string): RegisteredTool | undefined {
     const m = this.groupOfTool.get(name)
     return m ? this.registered(m).get(name) : undefined
+  }
+
+  /**
+   * The name a tool is exposed under with these groups enabled: its altName when no enabled
+   * group has a tool of that name, else its own. Fixed for a process (its groups are).
+   */
+  exposedName(name: string, enabled: ReadonlySet<string>): string {
+    const alt = this.altOf.get(name)
+    if (alt === undefined) return name
+    const holder = this.groupOfTool.get(alt)
+    return holder && enabled.has(holder.group) ? name : alt
+  }
+
+  /**
+   * The tool a call names: an enabled tool exposed under that name (its altName) first, else
+   * the tool of that name (a tool stays callable by its own name when exposed under another).
+   */
+  resolve(name: string, enabled: ReadonlySet<string>): RegisteredTool | undefined {
+    const own = this.ownerOfAlt.get(name)
+    const m = own === undefined ? undefined : this.groupOfTool.get(own)
+    if (own !== undefined && m && enabled.has(m.group) && this.exposedName(own, enabled) === name) return this.tool(own)
+    return this.tool(name)
   }
 
   /** The enabled groups' tools, in manifest order. */

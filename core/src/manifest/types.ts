@@ -17,6 +17,12 @@ export interface ToolAnnotations {
 
 export interface ToolManifest {
   name: string
+  /**
+   * Another group's tool name this tool is exposed under (tools/list, calls, results) whenever
+   * no enabled group has a tool of that name: a group mirroring another product's tools keeps
+   * that product's names where they are free (docs/contributing.md, "altName").
+   */
+  altName?: string
   title: string
   description: string
   annotations: ToolAnnotations
@@ -120,6 +126,8 @@ export interface GroupManifest {
  */
 export interface BundledGroupManifest extends GroupManifest {
   readonly toolNames: readonly string[]
+  /** Each tool's altName by tool name, when any has one (read without parsing the tools). */
+  readonly altNames?: Readonly<Record<string, string>>
 }
 
 /** A tool with the group it belongs to, as the registry holds it. */

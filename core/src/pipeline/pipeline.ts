@@ -47,21 +47,29 @@ export interface PipelineOptions {
 
 export function createPipeline(o: PipelineOptions): CallPipeline {
   const env: RenderEnv = { maxOutputBytes: o.maxOutputBytes, scrubber: o.scrubber }
-  const toolViews: ToolView[] = o.registry.tools(o.enabled).map((t) => ({
-    name: t.name,
-    title: t.title,
-    description: t.description,
-    inputSchema: t.input,
-    outputSchema: t.output,
-    annotations: { ...t.annotations },
-  }))
+  // A tool exposed under its altName (no enabled group has a tool of that name) is listed,
+  // called and named in its results by that name; the plugin still sees its own.
+  const shownAs = new Map<string, RegisteredTool>()
+  const toolViews: ToolView[] = o.registry.tools(o.enabled).map((t) => {
+    const name = o.registry.exposedName(t.name, o.enabled)
+    if (name !== t.name) shownAs.set(t.name, { ...t, name })
+    return {
+      name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.input,
+      outputSchema: t.output,
+      annotations: { ...t.annotations },
+    }
+  })
 
   async function run(tool: RegisteredTool, args: unknown, opts: CallOptions): Promise<CallOutcome> {
+    const view = shownAs.get(tool.name) ?? tool
     const group = o.registry.groups.get(tool.group)
     if (!group || !o.enabled.has(tool.group))
       return renderError(
-        tool,
-        `refused: ${group ? disabledToolMessage(tool.name, group, o.enabled, o.registry.groups) : 'its group is unknown'}`,
+        view,
+        `refused: ${group ? disabledToolMessage(view.name, group, o.enabled, o.registry.groups) : 'its group is unknown'}`,
         undefined,
         env,
       )
@@ -69,25 +77,25 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     const slot = o.rateLimit.take()
     if (!slot.ok) {
       return renderError(
-        tool,
+        view,
         `refused by the rate limit (--rate-limit): too many tool calls; retry in ${Math.ceil(slot.retryAfterMs / 100) / 10} s.`,
         undefined,
         env,
       )
     }
     if (typeof args !== 'object' || args === null || Array.isArray(args))
-      return renderError(tool, 'refused: "arguments" must be a JSON object.', undefined, env)
+      return renderError(view, 'refused: "arguments" must be a JSON object.', undefined, env)
     const validators = (await loadValidators(tool.group)).validators[tool.name]
     if (!validators)
       return renderError(
-        tool,
+        view,
         'refused: no validator was built for this tool (a build defect; see the log).',
         undefined,
         env,
       )
     if (!validators.input(args)) {
       return renderError(
-        tool,
+        view,
         `refused: the arguments do not match the input schema: ${describeErrors(validators.input.errors).join('; ')}.`,
         undefined,
         env,
@@ -97,14 +105,14 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     // is taken back as the real name, before any policy check sees it.
     const argv = unescapeNameArgs(args as Record<string, unknown>)
     const loaded = await o.plugins.get(tool.plugin).catch((e: unknown) => e)
-    if (isPluginFailure(loaded)) return renderError(tool, `not sent: ${loaded.message}`, undefined, env)
+    if (isPluginFailure(loaded)) return renderError(view, `not sent: ${loaded.message}`, undefined, env)
     if (loaded instanceof Error || !loaded || typeof loaded !== 'object') {
       o.log.error('plugin failed to load', {
         plugin: tool.plugin,
         error: loaded instanceof Error ? loaded.message : String(loaded),
       })
       return renderError(
-        tool,
+        view,
         `failed: the ${tool.plugin} plugin could not start (see the ag-mcp log).`,
         undefined,
         env,
@@ -130,9 +138,9 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         ? { args: argv }
         : await checkCallPolicy(o.policy, tool, argv, plugin, ctx, root)
     if ('refusal' in policy)
-      return renderError(tool, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
+      return renderError(view, `refused by ${policy.refusal.rule}: ${policy.refusal.reason}`, policy.refusal.value, env)
     const handler = plugin.handlers[tool.name] ?? plugin.operation?.run
-    if (!handler) return renderError(tool, `failed: the ${tool.plugin} plugin has no handler for it.`, undefined, env)
+    if (!handler) return renderError(view, `failed: the ${tool.plugin} plugin has no handler for it.`, undefined, env)
     // Other groups' contributions to this call (see attachments.ts); none: no extra work.
     const { args: callArgs, attached } = await attach(
       { ...contributors, valid: (a) => validators.input(a) },
@@ -155,7 +163,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         // error code; anything else travels with the quoted message.
         const plain = PLAIN_CODE.test(e.code)
         return renderError(
-          tool,
+          view,
           `failed: ${who} ${plain ? e.code : 'an unrecognised error code'}.${retry} Its message, quoted:`,
           plain ? e.message : `code ${JSON.stringify(e.code)}: ${e.message}`,
           env,
@@ -163,7 +171,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
       }
       if (opts.signal.aborted) throw e
       o.log.error('handler threw', { tool: tool.name, error: e instanceof Error ? e.message : String(e) })
-      return renderError(tool, 'failed inside ag-mcp (see its log); nothing more is known.', undefined, env)
+      return renderError(view, 'failed inside ag-mcp (see its log); nothing more is known.', undefined, env)
     }
     if (!validators.output(data)) {
       o.log.error('result does not match the output schema', {
@@ -171,7 +179,7 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         problems: describeErrors(validators.output.errors),
       })
       return renderError(
-        tool,
+        view,
         `failed: the ${tool.plugin} plugin's answer did not have the expected shape, so it is not shown (see the ag-mcp log).`,
         undefined,
         env,
@@ -180,11 +188,11 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     if (attached.length > 0) await settle(o, attached, data)
     if (tool.repoFields !== undefined && o.policy.repoGlobs.length > 0)
       data = await scopeRepoFields(o.policy.repoGlobs, tool.repoFields, data)
-    return renderSuccess(tool, data, env, opts.structured)
+    return renderSuccess(view, data, env, opts.structured)
   }
 
   async function call(name: string, args: unknown, opts: CallOptions): Promise<CallOutcome> {
-    const tool = o.registry.tool(name)
+    const tool = o.registry.resolve(name, o.enabled)
     if (!tool)
       throw new RpcError(
         INVALID_PARAMS,

@@ -1213,7 +1213,7 @@ Object {
             "type": "boolean",
           },
           "id": Object {
-            "description": "A task id (see task_list); default the current task.",
+            "description": "A task id (listed by task_list, or passport_list when the read group is enabled); default the current task.",
             "maxLength": 300,
             "type": "string",
           },
@@ -1261,6 +1261,7 @@ Object {
       "title": "Show a task's status",
     },
     Object {
+      "altName": "task_list",
       "annotations": Object {
         "destructiveHint": false,
         "idempotentHint": true,
@@ -1366,7 +1367,7 @@ Object {
         "additionalProperties": false,
         "properties": Object {
           "id": Object {
-            "description": "The task id to switch to (see task_list).",
+            "description": "The task id to switch to (listed by task_list, or passport_list when the read group is enabled).",
             "maxLength": 300,
             "minLength": 1,
             "type": "string",
@@ -1738,6 +1739,7 @@ Object {
       "title": "Save a checkpoint",
     },
     Object {
+      "altName": "diff",
       "annotations": Object {
         "destructiveHint": false,
         "idempotentHint": true,
