@@ -9,7 +9,8 @@ t.teardown(() => fx.close())
 const tokenFile = fx.tokenFile('alice')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+// A guard against a wait that would never end, not a measure: generous for a loaded machine.
+async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
   const t0 = Date.now()
   while (!cond()) {
     if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`)
@@ -181,12 +182,9 @@ t.test('--require-lease against the real server: the run must hold a lease cover
 t.test(
   'with 64 calls in flight, cancellations sent later still get through; a line that only mentions them is answered',
   async (t) => {
-    const slow = await recorder((_req, res) => {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end('{"commits":[]}')
-      }, 8000).unref()
-    })
+    // The upstream never answers (close() ends its sockets): every call can only end by its
+    // cancellation, however slow this machine is, so nothing here depends on timing.
+    const slow = await recorder(() => undefined)
     t.teardown(() => slow.close())
     const p = mcp(t, slow.url, tokenFile, ['--timeout-ms', '60000', '--rate-limit', '1000/s'])
     const ids = Array.from({ length: 70 }, (_, i) => `c${i}`)
@@ -212,8 +210,8 @@ t.test(
       params: { _meta: modernMeta({ note: 'not a notifications/cancelled' }) },
     })
     for (const id of ids) p.notify('notifications/cancelled', { requestId: id })
-    const pong = await p.waitFor('p1', 5000)
-    t.ok(pong.result, `the ping is answered (${Date.now() - t0} ms), long before the upstream would answer (8 s)`)
+    const pong = await p.waitFor('p1', 60_000)
+    t.ok(pong.result, `the ping is answered (${Date.now() - t0} ms) while every call still waits upstream`)
     await sleep(200)
     t.same(
       p.responses.filter((r) => typeof r.id === 'string' && r.id.startsWith('c')).map((r) => r.id),

@@ -12,6 +12,12 @@ export const BINARY = fileURLToPath(new URL('../../dist/ag-mcp.mjs', import.meta
 export const TEST_BUNDLE = fileURLToPath(new URL('../../generated/extra/ag-mcp.mjs', import.meta.url))
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
+/**
+ * How long a wait for an answer may take before the test fails: a guard against a hang, not a
+ * measure, so generous enough for a cold start on a 2-core machine under heavy load.
+ */
+const WAIT_MS = 60_000
+
 export const META_VERSION = 'io.modelcontextprotocol/protocolVersion'
 export const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities'
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo'
@@ -157,7 +163,7 @@ export class McpProcess {
   }
 
   /** Waits for the response carrying `id` (the first one not yet claimed). */
-  waitFor(id: Id, timeoutMs = 10_000): Promise<Response> {
+  waitFor(id: Id, timeoutMs = WAIT_MS): Promise<Response> {
     const ready = this.unclaimed.get(key(id))?.shift()
     if (ready) return Promise.resolve(ready)
     return new Promise<Response>((resolve, reject) => {
@@ -200,7 +206,7 @@ export class McpProcess {
   }
 
   /** Resolves once at least `count` stdout lines have arrived. */
-  waitForLines(count: number, timeoutMs = 10_000): Promise<void> {
+  waitForLines(count: number, timeoutMs = WAIT_MS): Promise<void> {
     if (this.lines.length >= count) return Promise.resolve()
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
