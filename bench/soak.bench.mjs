@@ -324,6 +324,10 @@ function report(run) {
   console.log(
     `RSS MB: peak ${run.rss.peakMb.toFixed(1)}, after warm-up ${run.rss.warmMb.toFixed(1)}, peak after warm-up ${run.rss.peakAfterWarmMb.toFixed(1)}, final (5 s idle) ${run.rss.finalMb.toFixed(1)}`,
   )
+  // Search reads every file of the branch head, and each integration adds one: its cost
+  // grows with the data, not with the server's age.
+  const merged = run.samples.filter((x) => x.op === 'integrate' && x.ok).length
+  console.log(`main grew from ${FILES} to ${FILES + merged} files (one per integration)`)
   const errs = [...run.errors].map(([k, v]) => `${k}: ${v}`).join(', ')
   console.log(`errors: ${errs || 'none'}`)
   return rows
