@@ -1,10 +1,48 @@
-// The container image, built and run only where a container engine answers; otherwise skipped
-// with the reason printed (tap shows it as "# SKIP").
+// The container image, built and run only where a container engine answers and can get the
+// Dockerfile's base image; otherwise skipped with what was found, engine by engine (tap shows it
+// as "# SKIP"): a missing program, a daemon that does not answer, or a base image it cannot pull.
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { REPO_ROOT } from '../helpers/mcp-process.ts'
 
-const engine = ['docker', 'podman'].find((c) => spawnSync(c, ['info'], { stdio: 'ignore' }).status === 0)
+/** The base images the Dockerfile names (FROM lines, not its own stage names). */
+const froms = [...readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8').matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/gim)]
+const stages = new Set(froms.map((m) => m[2]).filter((s) => s !== undefined))
+const bases = [...new Set(froms.map((m) => m[1] as string))].filter((b) => !stages.has(b))
+
+const firstLine = (s: string): string => s.trim().split('\n')[0]?.slice(0, 200) ?? ''
+
+/** An engine that can build the image, or why not (one clause per engine tried). */
+function findEngine(): { engine: string } | { why: string } {
+  const why: string[] = []
+  for (const engine of ['docker', 'podman']) {
+    const info = spawnSync(engine, ['info'], { encoding: 'utf8', timeout: 20_000 })
+    if ((info.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+      why.push(`${engine}: not installed`)
+      continue
+    }
+    if (info.status !== 0) {
+      why.push(
+        `${engine}: \`${engine} info\` failed: ${firstLine(info.stderr || info.stdout) || `exit ${info.status}`}`,
+      )
+      continue
+    }
+    const missing = bases.filter((b) => spawnSync(engine, ['image', 'inspect', b], { stdio: 'ignore' }).status !== 0)
+    const unpulled = missing
+      .map((b) => ({ b, r: spawnSync(engine, ['pull', '-q', b], { encoding: 'utf8', timeout: 120_000 }) }))
+      .find(({ r }) => r.status !== 0)
+    if (unpulled) {
+      why.push(`${engine}: cannot pull the base image ${unpulled.b}: ${firstLine(unpulled.r.stderr)}`)
+      continue
+    }
+    return { engine }
+  }
+  return { why: why.join('; ') }
+}
+
+const found = findEngine()
 const DISCOVER = `${JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
@@ -19,9 +57,9 @@ const DISCOVER = `${JSON.stringify({
 
 t.test(
   'the Dockerfile builds an image that runs as non-root and serves MCP on stdio',
-  { skip: engine ? false : 'no container engine (docker or podman) answers `info` on this machine' },
+  { skip: 'why' in found ? `no container engine can build the image here (${found.why})` : false },
   async (t) => {
-    const cmd = engine as string
+    const cmd = (found as { engine: string }).engine
     const tag = `ag-mcp-test:${process.pid}`
     execFileSync(cmd, ['build', '-q', '-t', tag, REPO_ROOT], { stdio: 'pipe' })
     t.teardown(() => void spawnSync(cmd, ['rmi', '-f', tag], { stdio: 'ignore' }))
