@@ -8,7 +8,8 @@
 // handlers call them (a fresh Pack per call, so git state is cached per call only; the
 // process-wide memos — file hashes by stat, short HEAD by commit — stay warm as in a server).
 // The first call of each kind is reported on its own (cold hashes). Then the same calls end to
-// end through one dist/ag-mcp.mjs over stdio ("(MCP)" rows; git/call is counted in-process only).
+// end through one dist/ag-mcp.mjs over stdio ("(MCP)" rows; their git/call counts the git
+// processes that ag-mcp started).
 // Bounded loops only.
 //   node bench/continuity.bench.mjs     BENCH_CONTINUITY_N=500 task_status samples (50 per preset)
 import { execFileSync, spawn } from 'node:child_process'
@@ -146,8 +147,9 @@ async function loadContextCall(preset) {
   return r.markdown + m.formatGate(await m.gateFindings(pack))
 }
 
-async function measure(label, n, call) {
-  const g0 = m.gitProcesses()
+/** @param {() => number} gitCount the git processes started so far (in-process by default) */
+async function measure(label, n, call, gitCount = m.gitProcesses) {
+  const g0 = gitCount()
   const t0 = performance.now()
   const first = await call()
   const firstMs = performance.now() - t0
@@ -159,7 +161,7 @@ async function measure(label, n, call) {
   }
   times.sort((a, b) => a - b)
   const q = (p) => times[Math.min(times.length - 1, Math.floor(p * times.length))]
-  const git = (m.gitProcesses() - g0) / (n + 1)
+  const git = (gitCount() - g0) / (n + 1)
   return { label, n, first: firstMs, p50: q(0.5), p99: q(0.99), git, bytes: first.length }
 }
 
@@ -183,13 +185,24 @@ for (const r of rows)
 
 // The same calls end to end: one ag-mcp process over stdio (modern era), sequential requests,
 // from the request write to its answer line parsed (the MCP pipeline, fencing and a pipe hop).
+// Its git processes are counted by a `git` first on its PATH that notes each start and execs the
+// real one (a shell start more per git process, on the calls that start one).
 const AG_MCP = path.join(root, 'dist', 'ag-mcp.mjs')
 if (fs.existsSync(AG_MCP)) {
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { env, encoding: 'utf8' }).trim()
+  const shim = path.join(tmp, 'shim')
+  const starts = path.join(tmp, 'git-starts')
+  fs.mkdirSync(shim)
+  fs.writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nprintf . >> '${starts}'\nexec '${realGit}' "$@"\n`, {
+    mode: 0o755,
+  })
+  const childGit = () => (fs.existsSync(starts) ? fs.statSync(starts).size : 0)
   const child = spawn(
     process.execPath,
     [AG_MCP, '--allow', 'continuity', '--continuity-root', repo, '--log-level', 'error', '--rate-limit', '100000/s'],
     {
       stdio: ['pipe', 'pipe', 'ignore'],
+      env: { ...env, PATH: `${shim}${path.delimiter}${process.env['PATH'] ?? ''}` },
     },
   )
   let buf = ''
@@ -220,17 +233,22 @@ if (fs.existsSync(AG_MCP)) {
         `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { _meta: META, name, arguments: args } })}\n`,
       )
     })
-  const e2e = [await measure('task_status (MCP)', N, () => rpc('task_status', {}).then((m) => JSON.stringify(m)))]
+  const e2e = [
+    await measure('task_status (MCP)', N, () => rpc('task_status', {}).then((m) => JSON.stringify(m)), childGit),
+  ]
   for (const preset of Object.keys(m.PRESETS))
     e2e.push(
-      await measure(`load_context ${preset} (MCP)`, N_RESUME, () =>
-        rpc('load_context', { preset, query: 'parser section cache' }).then((m) => JSON.stringify(m)),
+      await measure(
+        `load_context ${preset} (MCP)`,
+        N_RESUME,
+        () => rpc('load_context', { preset, query: 'parser section cache' }).then((m) => JSON.stringify(m)),
+        childGit,
       ),
     )
   child.stdin.end()
   for (const r of e2e)
     console.log(
-      `${pad(r.label, 28)}${pad(r.n, 6)}${pad(r.first.toFixed(2), 10)}${pad(r.p50.toFixed(2), 9)}${pad(r.p99.toFixed(2), 9)}${pad('-', 10)}${r.bytes} B`,
+      `${pad(r.label, 28)}${pad(r.n, 6)}${pad(r.first.toFixed(2), 10)}${pad(r.p50.toFixed(2), 9)}${pad(r.p99.toFixed(2), 9)}${pad(r.git.toFixed(2), 10)}${r.bytes} B`,
     )
   rows.push(...e2e)
 } else console.log('(dist/ag-mcp.mjs missing: run npm run build for the end-to-end rows)')
