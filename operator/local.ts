@@ -160,12 +160,18 @@ export function syncProposalsOut(s: LocalState): void {
   git(s.top, ['fetch', '--quiet', s.bare, '+refs/proposals/*:refs/proposals/*'])
 }
 
-/** A token in a 0600 file under .ag/tokens, named for this process. */
-export function mintToken(
+/**
+ * A token for `who`, minted through the running private server's admin API with the
+ * repository's admin token (.ag/server/admin.token), and written to a 0600 file under
+ * .ag/tokens named for this process. Asking the server costs a request; the ag-server command
+ * line cost a Node process to mint and another to revoke, about a third of a second of CPU each.
+ */
+export async function mintToken(
   s: LocalState,
+  server: Pick<PrivateServer, 'url'>,
   who: { principal: string; scopes: string },
-  ttl: string,
-): { file: string; id: string } {
+  ttlSeconds: number,
+): Promise<{ file: string; id: string }> {
   const tokens = join(s.dir, 'tokens')
   mkdirSync(tokens, { recursive: true, mode: 0o700 })
   // Files of processes that are gone (killed before they could clean up) go first.
@@ -175,32 +181,50 @@ export function mintToken(
   }
   const file = join(tokens, `${who.principal.replace(/[^a-z]/g, '-')}-${process.pid}.token`)
   rmSync(file, { force: true })
-  const out = agServer(s, [
-    'token',
-    'mint',
-    '--principal',
-    who.principal,
-    '--scopes',
-    who.scopes,
-    '--repos',
-    s.repo,
-    '--ttl',
-    ttl,
-    '--label',
-    `ag-mcp local pid ${process.pid}`,
-    '--out',
-    file,
-    '--data',
-    s.data,
-  ])
-  const id = /^minted (\S+)/.exec(out)?.[1] ?? ''
-  return { file, id }
+  const minted = (await adminCall(s, server, 'POST', '/admin/tokens', {
+    principal: who.principal,
+    scopes: who.scopes.split(','),
+    repos: [s.repo],
+    ttl_s: ttlSeconds,
+    label: `ag-mcp local pid ${process.pid}`,
+  })) as { token?: unknown; info?: { id?: unknown } }
+  if (typeof minted.token !== 'string' || typeof minted.info?.id !== 'string')
+    throw new LocalError('the private ag-server answered a token request without a token')
+  // The file is created with its final mode: the secret is never readable by anyone else.
+  writeFileSync(file, `${minted.token}\n`, { mode: 0o600, flag: 'wx' })
+  return { file, id: minted.info.id }
 }
 
-export function revokeToken(s: LocalState, t: { file: string; id: string }): void {
+/** Revokes the token and removes its file; a failure is left to the token's expiry. */
+export async function revokeToken(
+  s: LocalState,
+  server: Pick<PrivateServer, 'url'>,
+  t: { file: string; id: string },
+): Promise<void> {
   rmSync(t.file, { force: true })
-  const [program, ...leading] = s.agServer
-  if (t.id) spawnSync(program as string, [...leading, 'token', 'revoke', t.id, '--data', s.data], { stdio: 'ignore' })
+  await adminCall(s, server, 'DELETE', `/admin/tokens/${encodeURIComponent(t.id)}`).catch(() => undefined)
+}
+
+async function adminCall(
+  s: LocalState,
+  server: Pick<PrivateServer, 'url'>,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  const admin = readFileSync(join(s.data, 'admin.token'), 'utf8').trim()
+  const res = await fetch(`${server.url}/agwp/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    redirect: 'error',
+  })
+  const json = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } }
+  if (!res.ok)
+    throw new LocalError(
+      `the private ag-server refused ${method} ${path}: ${json.error?.code ?? res.status} ${json.error?.message ?? ''}`.trim(),
+    )
+  return json
 }
 
 function alive(pid: number): boolean {
@@ -320,13 +344,14 @@ export async function runLocal(
   if (rest.some((a) => a === '--help' || a === '--version')) return serve(rest, env)
   let s: LocalState
   let token: { file: string; id: string }
-  let server: PrivateServer
+  let server: PrivateServer | undefined
   try {
     s = prepareLocal(where, io.cwd, { create: true })
     syncBranchesIn(s)
-    token = mintToken(s, AGENT, '12h')
     server = await startServer(s)
+    token = await mintToken(s, server, AGENT, 12 * 3600)
   } catch (e) {
+    await server?.stop()
     if (!(e instanceof LocalError)) throw e
     io.err(`ag-mcp --local: ${e.message}`)
     return 2
@@ -341,7 +366,7 @@ export async function runLocal(
     } catch (e) {
       io.err(`ag-mcp --local: could not copy proposals into ${s.top}: ${(e as Error).message}`)
     }
-    revokeToken(s, token)
+    await revokeToken(s, server, token)
     await server.stop()
   }
 }

@@ -122,16 +122,17 @@ export async function proposals(argv: readonly string[], io: Io): Promise<number
     }
     syncBranchesIn(s)
   }
-  const token = mintToken(s, OWNER, '10m')
   const server = await startServer(s)
+  let token: { file: string; id: string } | undefined
   try {
+    token = await mintToken(s, server, OWNER, 600)
     const api = client(server.url, readFileSync(token.file, 'utf8').trim())
     return await run(a, s, api, io)
   } catch (e) {
     io.err(`ag-mcp proposals ${a.verb}: ${(e as Error).message}`)
     return 1
   } finally {
-    revokeToken(s, token)
+    if (token) await revokeToken(s, server, token)
     await server.stop()
   }
 }

@@ -3,9 +3,10 @@
 // integrates it with `ag-mcp proposals`, and the private ag-server never outlives ag-mcp.
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { runSession } from '../../examples/agents/session.ts'
 import { BINARY, startMcp } from '../helpers/mcp-process.ts'
 
@@ -127,6 +128,20 @@ t.test('the agent proposes into your repository; you integrate with ag-mcp propo
   t.equal(reject.stdout, `rejected ${second}: withdrawn; the agent sees it as withdrawn ("not now")\n`)
   t.match(agMcp(home, repo, 'proposals', 'show', second).stdout, /\n\s+state\s+withdrawn\n/)
   t.match(agMcp(home, repo, 'proposals', 'list').stdout, /^no open proposals/, 'nothing is left open')
+  // Every token the agent's sessions and these commands used was revoked when they ended, and none
+  // is left on disk: only the repository's admin token is still valid.
+  const server = fileURLToPath(new URL('../../dist/ag-server.mjs', import.meta.url))
+  const listed = spawnSync(process.execPath, [server, 'token', 'list', '--data', join(repo, '.ag', 'server')], {
+    encoding: 'utf8',
+  })
+  const tokens = (JSON.parse(listed.stdout) as { tokens: { principal: string; revoked: boolean }[] }).tokens
+  t.ok(tokens.length >= 8, `${tokens.length} tokens were minted`)
+  t.same(
+    tokens.filter((x) => !x.revoked).map((x) => x.principal),
+    ['human:admin'],
+    'only the admin token is still valid',
+  )
+  t.same(readdirSync(join(repo, '.ag', 'tokens')), [], 'no token file is left')
 })
 
 t.test('the private ag-server exits with ag-mcp: stdin closed, or ag-mcp killed', async (t) => {
