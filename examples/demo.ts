@@ -194,9 +194,14 @@ async function main(): Promise<number> {
     )
     say(`  ${session.proposal} now has the 1 approval the policy requires, from someone other than its author`)
 
-    step('human:carol integrates with --enable-integrate (warned at start and on every call)')
-    await once(mcp(carol, '--enable-integrate'), 'proposal_integrate', { repo: 'demo', proposal: session.proposal })
-    await once(mcp(carol), 'log', { repo: 'demo', limit: 3 })
+    // Her token has read and integrate only: she enables just those groups (with more, ag-mcp's
+    // start-up check would warn that the token cannot serve them).
+    step('human:carol integrates with --allow read --enable-integrate (warned at start and on every call)')
+    await once(mcp(carol, '--allow', 'read', '--enable-integrate'), 'proposal_integrate', {
+      repo: 'demo',
+      proposal: session.proposal,
+    })
+    await once(mcp(carol, '--allow', 'read'), 'log', { repo: 'demo', limit: 3 })
     say(`  main now holds ${session.proposal}: ${run('git', ['--git-dir', bare, 'log', '--oneline', '-1', 'main'])}`)
 
     step("the agent's reasoning travels with its proposal (agit group: ag-mcp run in the agent's local clone)")
