@@ -26,12 +26,19 @@ export interface RegisteredAttachment extends AttachmentManifest {
 
 const NONE: readonly RegisteredAttachment[] = []
 
+interface GroupParts {
+  resources: (ResourceManifest & { group: string })[]
+  templates: (ResourceTemplateManifest & { group: string })[]
+  prompts: (PromptManifest & { group: string })[]
+}
+
 export class Registry {
   readonly groups: ReadonlyMap<string, GroupInfo>
   /** Every group in manifest order; a group's tools, resources and prompts are read on first use. */
   private readonly manifests: readonly GroupManifest[]
   private readonly groupOfTool = new Map<string, GroupManifest>()
   private readonly toolsOf = new Map<GroupManifest, Map<string, RegisteredTool>>()
+  private readonly partsOf = new Map<GroupManifest, GroupParts>()
   /** A tool's altName, and back (known without parsing a group's tools). */
   private readonly altOf = new Map<string, string>()
   private readonly ownerOfAlt = new Map<string, string>()
@@ -108,21 +115,34 @@ export class Registry {
   }
 
   resources(enabled: ReadonlySet<string>): (ResourceManifest & { group: string })[] {
-    return this.enabledGroups(enabled).flatMap((m) => (m.resources ?? []).map((r) => ({ ...r, group: m.group })))
+    return this.enabledGroups(enabled).flatMap((m) => this.parts(m).resources)
   }
 
   resourceTemplates(enabled: ReadonlySet<string>): (ResourceTemplateManifest & { group: string })[] {
-    return this.enabledGroups(enabled).flatMap((m) =>
-      (m.resourceTemplates ?? []).map((r) => ({ ...r, group: m.group })),
-    )
+    return this.enabledGroups(enabled).flatMap((m) => this.parts(m).templates)
   }
 
   prompts(enabled: ReadonlySet<string>): (PromptManifest & { group: string })[] {
-    return this.enabledGroups(enabled).flatMap((m) => (m.prompts ?? []).map((p) => ({ ...p, group: m.group })))
+    return this.enabledGroups(enabled).flatMap((m) => this.parts(m).prompts)
   }
 
   private enabledGroups(enabled: ReadonlySet<string>): GroupManifest[] {
     return this.manifests.filter((m) => enabled.has(m.group))
+  }
+
+  /** A group's resources, templates and prompts with their group, built once (read per request). */
+  private parts(m: GroupManifest): GroupParts {
+    let parts = this.partsOf.get(m)
+    if (!parts) {
+      const group = m.group
+      parts = {
+        resources: (m.resources ?? []).map((r) => ({ ...r, group })),
+        templates: (m.resourceTemplates ?? []).map((r) => ({ ...r, group })),
+        prompts: (m.prompts ?? []).map((p) => ({ ...p, group })),
+      }
+      this.partsOf.set(m, parts)
+    }
+    return parts
   }
 
   private registered(m: GroupManifest): Map<string, RegisteredTool> {
