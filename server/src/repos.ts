@@ -5,25 +5,27 @@ import { isTreeMode, parseTree, type TreeItem } from './objects.ts'
 import { notFound, invalid } from './errors.ts'
 import { checkRef } from './paths.ts'
 import { isAncestor as walkIsAncestor, parseCommit, type CommitInfo } from './history.ts'
+import { Lru } from './lru.ts'
 import { casRefFile, deleteRefFile, isPlainRef, listRefs, readRef, usesRefFiles } from './refs.ts'
 
 // Repositories are bare git repositories under <data>/repos/<name>.git. The directory is
 // the registry: `ag-server repo add` works whether or not a server is running.
 export class Repo {
   readonly cat: CatFile
-  private mergeCache = new Map<string, MergeInfo>()
+  // Every cache is bounded (lru.ts), so memory holds at its bounds under any load.
+  private mergeCache = new Lru<string, MergeInfo>(1000)
   // Ancestry between two commit ids never changes: "a is an ancestor of d", by "a d".
-  private ancestry = new Map<string, boolean>()
-  // Parsed trees and commit -> root tree, by object id (immutable, so never stale).
-  private trees = new Map<string, Map<string, TreeItem>>()
-  private treeEntries = 0
-  private commitTrees = new Map<string, string>()
-  private objects = new Map<string, CatObject>()
+  private ancestry = new Lru<string, boolean>(10_000)
+  // Parsed trees (bounded by entries, not trees: every integration makes new versions of
+  // the trees on its paths, and a large directory's versions would otherwise pile up) and
+  // commit -> root tree, by object id (immutable, so never stale).
+  private trees = new Lru<string, Map<string, TreeItem>>(TREE_CACHE_ENTRIES, (t) => t.size)
+  private commitTrees = new Lru<string, string>(10_000)
+  private objects = new Lru<string, CatObject>(OBJECT_CACHE_BYTES, (o) => o.size)
   private objectLoads = new Map<string, Promise<CatObject | null>>()
   private treeLoads = new Map<string, Promise<Map<string, TreeItem>>>()
-  private objectBytes = 0
-  private sizeCache = new Map<string, number>()
-  private commitInfos = new Map<string, CommitInfo>()
+  private sizeCache = new Lru<string, number>(50_000)
+  private commitInfos = new Lru<string, CommitInfo>(10_000)
   // Long-lived diff-tree processes by option set and pathspec (least recently used last out).
   private diffTrees = new Map<string, DiffTree>()
   private readonly refFiles: boolean
@@ -72,29 +74,18 @@ export class Repo {
    */
   async object(oid: string): Promise<CatObject | null> {
     const hit = this.objects.get(oid)
-    if (hit) {
-      this.objects.delete(oid)
-      this.objects.set(oid, hit)
-      return hit
-    }
+    if (hit) return hit
     // Concurrent misses of one id share one read (and one insertion below).
     return once(this.objectLoads, oid, async () => {
       const o = await this.cat.get(oid)
-      if (!o || o.size > OBJECT_CACHE_ITEM) return o
-      this.objectBytes += o.size - (this.objects.get(oid)?.size ?? 0)
-      this.objects.set(oid, o)
-      for (const [k, v] of this.objects) {
-        if (this.objectBytes <= OBJECT_CACHE_BYTES) break
-        this.objects.delete(k)
-        this.objectBytes -= v.size
-      }
+      if (o && o.size <= OBJECT_CACHE_ITEM) this.objects.set(oid, o)
       return o
     })
   }
 
   /** A blob or other object already in the cache, without waiting (search scans thousands). */
   cachedObject(oid: string): CatObject | undefined {
-    return this.objects.get(oid)
+    return this.objects.peek(oid)
   }
 
   /** What the bounded caches hold and what they count (tests: the two always agree). */
@@ -103,7 +94,7 @@ export class Repo {
     for (const o of this.objects.values()) objects += o.size
     let trees = 0
     for (const t of this.trees.values()) trees += t.size
-    return { objects, objectBytes: this.objectBytes, trees, treeEntries: this.treeEntries }
+    return { objects, objectBytes: this.objects.weight, trees, treeEntries: this.trees.weight }
   }
 
   /** Sizes of blobs by id (a pipelined `info` per id not seen before; cached). */
@@ -116,7 +107,6 @@ export class Repo {
           const i = await this.cat.info(oid)
           if (!i) return
           n = i.size
-          if (this.sizeCache.size >= 50_000) this.sizeCache.clear()
           this.sizeCache.set(oid, n)
         }
         out.set(oid, n)
@@ -181,7 +171,6 @@ export class Repo {
       if (r.code === 128) return false
       answer = r.code === 0
     }
-    if (this.ancestry.size > 10_000) this.ancestry.clear()
     this.ancestry.set(key, answer)
     return answer
   }
@@ -205,7 +194,6 @@ export class Repo {
     if (!o || o.type !== 'commit') return undefined
     const info = parseCommit(o.oid, o.data)
     if (!info) return undefined
-    if (this.commitInfos.size >= 10_000) this.commitInfos.clear()
     this.commitInfos.set(oid, info)
     return info
   }
@@ -216,38 +204,26 @@ export class Repo {
     if (hit) return hit
     const o = await this.cat.get(commit)
     if (!o || o.type !== 'commit') throw new Error(`not a commit: ${commit}`)
-    const m = /^tree ([0-9a-f]{40})\n/.exec(o.data.toString('latin1', 0, 46))
-    if (!m?.[1]) throw new Error(`malformed commit ${commit}`)
-    if (this.commitTrees.size > 10_000) this.commitTrees.clear()
-    this.commitTrees.set(commit, m[1])
-    return m[1]
+    // The id read alone from the bytes: a regex group would be a slice keeping the header.
+    const tree = o.data.toString('latin1', 5, 45)
+    if (o.data.toString('latin1', 0, 5) !== 'tree ' || o.data[45] !== 0x0a || !OID_RE.test(tree))
+      throw new Error(`malformed commit ${commit}`)
+    this.commitTrees.set(commit, tree)
+    return tree
   }
 
   /** Entries of a tree object by name (parsed once, then cached). */
   async treeItems(oid: string): Promise<Map<string, TreeItem>> {
     const hit = this.trees.get(oid)
-    if (hit) {
-      // refresh its place: the map's insertion order is the eviction order
-      this.trees.delete(oid)
-      this.trees.set(oid, hit)
-      return hit
-    }
+    if (hit) return hit
+    // One load per id however many ask at once: counting a tree again on every concurrent
+    // miss once made the count drift above what the cache held, until it held almost
+    // nothing (the soak's search slowed 2-4x over five minutes, re-reading every tree).
     return once(this.treeLoads, oid, async () => {
       const o = await this.cat.get(oid)
       if (!o || o.type !== 'tree') throw new Error(`not a tree: ${oid}`)
       const items = new Map(parseTree(o.data).map((it) => [it.name, it]))
-      // Bounded by entries, not trees: every integration makes new versions of the trees
-      // on its paths, and a large directory's versions would otherwise pile up (RSS). An
-      // entry is counted once: counting a tree again on every concurrent miss made the
-      // count drift above what the cache holds, until it held almost nothing (the soak's
-      // search slowed 2-4x over five minutes, re-reading every tree).
-      this.treeEntries += items.size - (this.trees.get(oid)?.size ?? 0)
       this.trees.set(oid, items)
-      for (const [k, v] of this.trees) {
-        if (this.treeEntries <= TREE_CACHE_ENTRIES || this.trees.size <= 1) break
-        this.trees.delete(k)
-        this.treeEntries -= v.size
-      }
       return items
     })
   }
@@ -270,7 +246,6 @@ export class Repo {
     return this.mergeCache.get(key)
   }
   rememberMerge(key: string, v: MergeInfo): void {
-    if (this.mergeCache.size > 1000) this.mergeCache.clear()
     this.mergeCache.set(key, v)
   }
 

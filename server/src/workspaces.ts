@@ -19,6 +19,7 @@ import type { Repo } from './repos.ts'
 import type { OverlayEntry, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
 import { releaseWorkspaceRef, syncWorkspaceRef } from './wsrefs.ts'
+import { Lru } from './lru.ts'
 
 // Workspaces are overlays on a base commit kept in the store (path -> blob id or
 // deletion); contents go into the repository's object database as blobs, so a
@@ -357,7 +358,7 @@ export async function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Pr
 
 // Tree ids are cached by the exact overlay (base + changes): a propose right after a
 // diff reuses it, and any change, even within the same millisecond, misses.
-const treeCache = new Map<string, string>()
+const treeCache = new Lru<string, string>(500)
 
 /**
  * Materialize the overlay as a git tree, in-process: only the trees on the path of a
@@ -389,7 +390,6 @@ export async function buildTree(
   // One batch, one round of fsyncs: the trees and (for a proposal) the commit on top.
   if (extra) pending.push(extra(tree))
   const oids = await writeObjects(repo.gitDir, pending)
-  if (treeCache.size > 500) treeCache.clear()
   treeCache.set(key, tree)
   return extra ? { tree, extra: oids[oids.length - 1] as string } : { tree }
 }
