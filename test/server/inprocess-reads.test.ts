@@ -201,7 +201,17 @@ t.test('commit detail and branches read in process agree with git', async (t) =>
   t.equal(expected.length, 4)
 
   const odd = commit(state, [main], '\n\n  Subject  line  \ncontinues\n\nbody\twith tab\n\n\n')
-  for (const id of [main, history[0] as string, side1, odd]) {
+  // Fields read out of the commit's bytes (history.ts parseCommit): non-ASCII idents, two
+  // parents, a subject that is the whole message.
+  const named = git(['commit-tree', tree(state), '-p', main, '-p', side1], 'Ünïcode sübject ✓', {
+    GIT_AUTHOR_NAME: 'Zoë Ünïcode',
+    GIT_AUTHOR_EMAIL: 'zoë@exämple.org',
+    GIT_AUTHOR_DATE: '1700000123 +0530',
+    GIT_COMMITTER_NAME: 'Ω',
+    GIT_COMMITTER_EMAIL: 'omega@example.org',
+    GIT_COMMITTER_DATE: '1700000456 -0800',
+  }).trim()
+  for (const id of [main, history[0] as string, side1, odd, named]) {
     const d = await commitDetail(repo, id)
     const [h, p, an, ae, at, cn, ce, ct, s, b] = git([
       'log',
@@ -340,6 +350,9 @@ t.test('cat-file answers large objects whole, pipelined with small ones', async 
     small.map((s) => s.x),
   )
   t.ok(data(b2).equals(big), 'and again after the small ones')
+  // A small object is not a piece of Node's shared buffer pool: the object cache, which
+  // counts objects by size, would otherwise keep whole 8 KiB slabs alive behind them.
+  for (const o of smalls) t.equal(data(o).buffer.byteLength, data(o).length, 'a small object owns exactly its bytes')
   t.equal(missing, null)
 })
 
