@@ -5,6 +5,7 @@ import { acquireLock, initDataDir, isDataDir, prepareSecret, updateLock, type Lo
 import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens, repoAdd } from './admin.ts'
 import { Store } from './store.ts'
 import { startServer } from './http.ts'
+import { favourMemory } from './heap.ts'
 import { AgwpError } from './errors.ts'
 import { closest } from '../../lib/closest.ts'
 import { parseDuration } from './util.ts'
@@ -496,8 +497,14 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
           .option('exit-with-stdin', {
             type: 'boolean',
             describe: 'exit when stdin closes: for a parent that runs this server as its child (ag-mcp --local)',
+          })
+          .option('lean-heap', {
+            type: 'boolean',
+            default: true,
+            describe: 'favour memory over speed in the JS heap (--no-lean-heap: a little less CPU, more RSS)',
           }),
       async (a) => {
+        if (a['lean-heap'] !== false) favourMemory()
         const dir = need(a['data'] as string | undefined)
         if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
         const { host, port } = parseListen(String(a['listen']))
