@@ -36,6 +36,8 @@ const WINDOW_S = Math.min(60, SECONDS / 3) // "first minute" / "last minute" (sh
 const FILES = 2000
 /** How many files proposals rewrite (see the propose step). */
 const PROPOSED_PATHS = 64
+/** How many paths each writing client's workspace holds (see the worker). */
+const WORKSPACE_PATHS = 200
 const COMMITS = 300
 const TASKS = 64
 
@@ -223,11 +225,24 @@ async function soak(server, src, label) {
     }
     return mix[0][0]
   }
+  // Each client's workspace holds every path it will write before the clock starts: a write
+  // costs more in a workspace with more paths, so one filling up during the run (200 paths
+  // drawn at random take most of 5 minutes to all appear) would be data growing, not the
+  // server ageing.
+  const workspaces = await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, w) => {
+      const id = (await must(agent, 'POST', '/repos/soak/workspaces', {})).id
+      if (w % 2 === 1)
+        for (let k = 0; k < WORKSPACE_PATHS; k++)
+          await must(agent, 'PUT', `/workspaces/${id}/files`, { path: `w/${w}/f${k}.txt`, content: 'initial\n' })
+      return id
+    }),
+  )
   const t0 = performance.now()
   const cpu0 = cpuMs(child.pid)
   const end = t0 + SECONDS * 1000
   const worker = async (w) => {
-    const ws = (await must(agent, 'POST', '/repos/soak/workspaces', {})).id
+    const ws = workspaces[w]
     const mix = w % 2 === 0 ? READS : WRITES
     while (performance.now() < end) {
       const op = pick(mix)
@@ -242,7 +257,7 @@ async function soak(server, src, label) {
       else if (op === 'search') r = await call(agent, 'GET', `/repos/soak/search?q=revision%20${i % 300}&limit=20`)
       else if (op === 'workspace write')
         r = await call(agent, 'PUT', `/workspaces/${ws}/files`, {
-          path: `w/${w}/f${i % 200}.txt`,
+          path: `w/${w}/f${i % WORKSPACE_PATHS}.txt`,
           content: `write ${i}\n`,
         })
       else if (op === 'propose' || op === 'integrate') {
