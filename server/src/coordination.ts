@@ -171,8 +171,8 @@ export function releaseRun(
   if (t && t.run_id === id)
     ops.push({ c: 'tasks', k: t.id, v: { ...t, state: outcome === 'abandoned' ? 'open' : outcome, updated_at: now } })
   // Leases of the run end with it.
-  for (const l of ctx.store.all('leases'))
-    if (l.run_id === id && !l.released) ops.push({ c: 'leases', k: l.id, v: { ...l, released: true } })
+  for (const l of ctx.store.byIndex('unreleasedLeasesByRun', id))
+    ops.push({ c: 'leases', k: l.id, v: { ...l, released: true } })
   ctx.store.commit(ops)
   return next
 }
@@ -196,8 +196,8 @@ export function listLeases(ctx: Ctx, caller: Caller, repo: string): LeaseRec[] {
   authorize(ctx.store, caller, 'read', repo, 'reader')
   ctx.repos.get(repo)
   return ctx.store
-    .all('leases')
-    .filter((l) => l.repo === repo && liveLease(ctx, l))
+    .byIndex('unreleasedLeasesByRepo', repo)
+    .filter((l) => liveLease(ctx, l))
     .sort((a, b) => Number(a.id.slice(6)) - Number(b.id.slice(6)))
 }
 
@@ -251,8 +251,8 @@ export function acquireLease(
       throw invalid(`lease path refused: ${p.slice(0, 100)}`, { field: 'paths' })
   }
   const holderRun = caller.run?.run_id
-  for (const l of ctx.store.all('leases')) {
-    if (l.repo !== repo || !liveLease(ctx, l)) continue
+  for (const l of ctx.store.byIndex('unreleasedLeasesByRepo', repo)) {
+    if (!liveLease(ctx, l)) continue
     const same =
       holderRun !== undefined ? l.run_id === holderRun : l.run_id === undefined && l.principal === caller.principal
     if (same) continue

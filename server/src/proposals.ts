@@ -266,10 +266,7 @@ export function summary(p: ProposalRec): Record<string, unknown> {
 }
 
 function reviewsOf(ctx: Ctx, id: string): ReviewRec[] {
-  return ctx.store
-    .all('reviews')
-    .filter((r) => r.proposal === id)
-    .sort((a, b) => Number(a.id.slice(7)) - Number(b.id.slice(7)))
+  return ctx.store.byIndex('reviewsByProposal', id).sort((a, b) => Number(a.id.slice(7)) - Number(b.id.slice(7)))
 }
 
 /**

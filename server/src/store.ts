@@ -91,6 +91,26 @@ export interface StoreOptions {
 
 type Tables = { [C in CollectionName]: Map<string, Collections[C]> }
 
+type IndexDef = { [C in CollectionName]: { c: C; key: (v: Collections[C]) => string | undefined } }[CollectionName]
+/**
+ * Secondary indexes: the ids of a collection's records grouped by a key (a record whose key
+ * is undefined is left out), kept in step by apply(). A request that needs the reviews of
+ * one proposal, or the unreleased leases of one run or repository, reads those records
+ * instead of copying the whole table, which grows with history (every review and lease
+ * ever made), so its cost does not grow with the server's age.
+ */
+const INDEXES = {
+  reviewsByProposal: { c: 'reviews', key: (r) => r.proposal },
+  unreleasedLeasesByRun: { c: 'leases', key: (l) => (l.released ? undefined : l.run_id) },
+  unreleasedLeasesByRepo: { c: 'leases', key: (l) => (l.released ? undefined : l.repo) },
+} satisfies Record<string, IndexDef>
+export type IndexName = keyof typeof INDEXES
+type Indexes = Record<IndexName, Map<string, Set<string>>>
+/** The indexes over each collection (most have none). */
+const INDEXES_OF = new Map<CollectionName, [IndexName, IndexDef][]>()
+for (const [name, def] of Object.entries(INDEXES) as [IndexName, IndexDef][])
+  INDEXES_OF.set(def.c, [...(INDEXES_OF.get(def.c) ?? []), [name, def]])
+
 const COMPACT_BYTES = 4 * 1024 * 1024
 
 export class Store {
@@ -117,6 +137,7 @@ export class Store {
   private nextCompact = COMPACT_BYTES
   /** token hash -> token id, kept in step with the tokens table by apply() */
   private tokenIds = new Map<string, string>()
+  private indexes: Indexes = emptyIndexes()
 
   private constructor(dir: string, opts: StoreOptions) {
     this.dir = dir
@@ -262,6 +283,7 @@ export class Store {
     this.dirty.clear()
     this.tables = emptyTables()
     this.tokenIds.clear()
+    this.indexes = emptyIndexes()
     this.load(this.durable)
     const waiters = this.waiters
     this.waiters = []
@@ -367,6 +389,46 @@ export class Store {
     return id === undefined ? undefined : this.tables.tokens.get(id)
   }
 
+  /** The records of an index's collection whose key is `key` (see INDEXES), in no set order. */
+  byIndex<N extends IndexName>(name: N, key: string): Collections[(typeof INDEXES)[N]['c']][] {
+    const def = INDEXES[name]
+    this.noteRead(def.c)
+    const t = this.tables[def.c] as Map<string, Collections[(typeof INDEXES)[N]['c']]>
+    const out: Collections[(typeof INDEXES)[N]['c']][] = []
+    for (const id of this.indexes[name].get(key) ?? []) {
+      const v = t.get(id)
+      if (v !== undefined) out.push(v)
+    }
+    return out
+  }
+
+  /** Move record k of collection c in every index over c from its key before a change to its key after. */
+  private reindex(c: CollectionName, k: string, change: () => void): void {
+    const defs = INDEXES_OF.get(c)
+    if (!defs) return change()
+    const t = this.tables[c] as Map<string, unknown>
+    const keyOf = (d: IndexDef, v: unknown): string | undefined =>
+      v === undefined ? undefined : (d.key as (x: unknown) => string | undefined)(v)
+    const before = defs.map(([, d]) => keyOf(d, t.get(k)))
+    change()
+    defs.forEach(([name, d], i) => {
+      const from = before[i]
+      const to = keyOf(d, t.get(k))
+      if (from === to) return
+      const m = this.indexes[name]
+      if (from !== undefined) {
+        const ids = m.get(from)
+        ids?.delete(k)
+        if (ids?.size === 0) m.delete(from)
+      }
+      if (to !== undefined) {
+        const ids = m.get(to)
+        if (ids) ids.add(k)
+        else m.set(to, new Set([k]))
+      }
+    })
+  }
+
   private apply(op: Op): void {
     if (op.c === 'tokens') {
       const old = this.tables.tokens.get(op.k)
@@ -376,7 +438,7 @@ export class Store {
       if (now) this.tokenIds.set(now.hash, op.k)
       return
     }
-    this.applyRaw(op)
+    this.reindex(op.c, op.k, () => this.applyRaw(op))
   }
 
   private applyRaw(op: Op): void {
@@ -574,6 +636,10 @@ export function fsyncDir(dir: string): void {
   } catch {
     // some filesystems refuse fsync on directories; rename is still atomic there
   }
+}
+
+function emptyIndexes(): Indexes {
+  return Object.fromEntries(Object.keys(INDEXES).map((n) => [n, new Map()])) as Indexes
 }
 
 function emptyTables(): Tables {
