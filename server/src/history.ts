@@ -114,18 +114,26 @@ export async function walkLog(
   for (let index = 0; queue.length > 0 && out.length < count; index++) {
     const c = queue.shift() as CommitInfo
     if (index >= skip) out.push(c)
-    const fresh = c.parents.filter((p) => !seen.has(p))
-    for (const p of fresh) seen.add(p)
-    const infos = await Promise.all(fresh.map((p) => repo.commitInfo(p)))
-    for (const info of infos) {
-      if (!info) return undefined
-      // after every queued commit with the same or a newer date (git's insert_by_date)
-      let at = queue.findIndex((q) => q.committer.time < info.committer.time)
-      if (at < 0) at = queue.length
-      queue.splice(at, 0, info)
-    }
+    if (!(await enqueue(repo, queue, seen, c.parents))) return undefined
   }
   return out
+}
+
+/**
+ * Queue the parents not seen yet, each after every queued commit with the same or a newer
+ * date (git's insert_by_date). False when one of them is not a plain commit here.
+ */
+async function enqueue(repo: Repo, queue: CommitInfo[], seen: Set<string>, parents: string[]): Promise<boolean> {
+  const fresh = parents.filter((p) => !seen.has(p))
+  for (const p of fresh) seen.add(p)
+  const infos = await Promise.all(fresh.map((p) => repo.commitInfo(p)))
+  for (const info of infos) {
+    if (!info) return false
+    let at = queue.findIndex((q) => q.committer.time < info.committer.time)
+    if (at < 0) at = queue.length
+    queue.splice(at, 0, info)
+  }
+  return true
 }
 
 /**
@@ -172,15 +180,7 @@ export async function walkPathLog(
       }
     }
     if (!treesame && shown++ >= skip) out.push(c)
-    const fresh = follow.filter((x) => !seen.has(x))
-    for (const x of fresh) seen.add(x)
-    const infos = await Promise.all(fresh.map((x) => repo.commitInfo(x)))
-    for (const info of infos) {
-      if (!info) return undefined
-      let i = queue.findIndex((q) => q.committer.time < info.committer.time)
-      if (i < 0) i = queue.length
-      queue.splice(i, 0, info)
-    }
+    if (!(await enqueue(repo, queue, seen, follow))) return undefined
   }
   return out
 }

@@ -8,21 +8,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runSession } from '../../examples/agents/session.ts'
+import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 import { BINARY, startMcp } from '../helpers/mcp-process.ts'
-
-const GIT_ENV = {
-  GIT_AUTHOR_NAME: 'Test Person',
-  GIT_AUTHOR_EMAIL: 'person@test.invalid',
-  GIT_COMMITTER_NAME: 'Test Person',
-  GIT_COMMITTER_EMAIL: 'person@test.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
 
 function makeRepo(root: string): string {
   const repo = join(root, 'myproject')
   mkdirSync(repo)
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { ...process.env, ...GIT_ENV } })
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { ...process.env, ...GIT_IDENTITY } })
   git('init', '-q', '-b', 'main')
   writeFileSync(join(repo, 'README.md'), '# my project\n')
   git('add', '.')
@@ -30,9 +22,9 @@ function makeRepo(root: string): string {
   return repo
 }
 
-const env = (home: string) => ({ PATH: process.env['PATH'] ?? '', HOME: home, ...GIT_ENV })
+const env = (home: string) => ({ PATH: process.env['PATH'] ?? '', HOME: home, ...GIT_IDENTITY })
 const git = (repo: string, ...args: string[]) =>
-  execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, ...GIT_ENV } }).trim()
+  execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, ...GIT_IDENTITY } }).trim()
 const agMcp = (home: string, cwd: string, ...args: string[]) =>
   spawnSync(process.execPath, [BINARY, ...args], { cwd, env: env(home), encoding: 'utf8', timeout: 60_000 })
 

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { runSession } from '../../examples/agents/session.ts'
 import { REPO_ROOT, startMcp } from '../helpers/mcp-process.ts'
 import { roundTrip } from '../helpers/packaging.ts'
+import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
 const dir = t.testdir({})
@@ -42,15 +43,7 @@ t.test('local mode runs its embedded ag-server: the agent proposes, no node anyw
   const tools = join(dir, 'tools')
   mkdirSync(tools)
   symlinkSync(execFileSync('/bin/sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(), join(tools, 'git'))
-  const gitIdentity = {
-    GIT_AUTHOR_NAME: 'Test Person',
-    GIT_AUTHOR_EMAIL: 'person@test.invalid',
-    GIT_COMMITTER_NAME: 'Test Person',
-    GIT_COMMITTER_EMAIL: 'person@test.invalid',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-  }
-  const env = { PATH: `${dir}:${tools}`, HOME: dir, ...gitIdentity }
+  const env = { PATH: `${dir}:${tools}`, HOME: dir, ...GIT_IDENTITY }
   noNode(env.PATH)
   const repo = join(dir, 'myproject')
   mkdirSync(repo)
