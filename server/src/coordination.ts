@@ -46,8 +46,7 @@ export function listTasks(ctx: Ctx, caller: Caller, repo: string, state: string 
   if (state !== undefined && !['open', 'claimed', 'done', 'blocked', 'abandoned'].includes(state))
     throw invalid('unknown task state', { field: 'state' })
   return ctx.store
-    .all('tasks')
-    .filter((t) => t.repo === repo)
+    .byIndex('tasksByRepo', repo)
     .map((t) => effectiveTask(ctx, t))
     .filter((t) => state === undefined || t.state === state)
     .sort((a, b) => Number(a.id.slice(5)) - Number(b.id.slice(5)))

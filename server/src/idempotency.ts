@@ -145,9 +145,16 @@ export class IdempotencyKeys {
     const now = Date.now()
     if (now - this.lastSweep < SWEEP_EVERY_MS) return
     this.lastSweep = now
+    // By the minute each key expires in: only the expired keys are read, never every answer kept.
+    const minute = new Date(now).toISOString().slice(0, 16)
     const ops: Op[] = []
-    for (const [k, rec] of this.store.entries('idempotency'))
-      if (Date.parse(rec.expires_at) <= now) ops.push({ c: 'idempotency', k, v: null })
+    for (const m of this.store.indexKeys('idempotencyByExpiry')) {
+      if (m > minute) continue
+      for (const k of this.store.idsByIndex('idempotencyByExpiry', m)) {
+        const rec = m < minute ? undefined : this.store.get('idempotency', k)
+        if (rec === undefined || Date.parse(rec.expires_at) <= now) ops.push({ c: 'idempotency', k, v: null })
+      }
+    }
     this.store.commit(ops)
   }
 }

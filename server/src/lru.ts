@@ -14,6 +14,8 @@ export class Lru<K, V> {
   constructor(
     private readonly limit: number,
     private readonly weigh: (v: V) => number = () => 1,
+    /** told of each entry dropped for the bound (not of deletes or replacements) */
+    private readonly dropped: (key: K, v: V) => void = () => undefined,
   ) {}
 
   /** The value, marked as just used. */
@@ -44,7 +46,16 @@ export class Lru<K, V> {
       if (this.total <= this.limit || this.map.size <= 1) break
       this.map.delete(k)
       this.total -= this.weigh(x)
+      this.dropped(k, x)
     }
+  }
+
+  /** Remove the key, if held. */
+  delete(key: K): void {
+    const v = this.map.get(key)
+    if (v === undefined) return
+    this.map.delete(key)
+    this.total -= this.weigh(v)
   }
 
   get size(): number {

@@ -9,7 +9,7 @@ import { diff, mergeability, mergeTree } from './gitread.ts'
 import { checkBranch, checkPath } from './paths.ts'
 import type { MergeInfo, Repo } from './repos.ts'
 import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts'
-import { nowIso } from './util.ts'
+import { nowIso, page } from './util.ts'
 import { attachRecord, provenanceStatus } from './provenance.ts'
 import { releaseWorkspaceRef } from './wsrefs.ts'
 import { buildTree, getWorkspace } from './workspaces.ts'
@@ -237,15 +237,26 @@ export async function withdrawProposal(
   })
 }
 
-export function listProposals(ctx: Ctx, caller: Caller, repo: string, state: string | undefined): ProposalRec[] {
+const PROPOSAL_STATES: ProposalRec['state'][] = ['open', 'integrated', 'withdrawn']
+
+/** One page of a repository's proposals (of one state, if given), oldest first; only that page is read. */
+export function listProposals(
+  ctx: Ctx,
+  caller: Caller,
+  repo: string,
+  state: string | undefined,
+  cursor: string | undefined,
+  limit: number,
+): { items: ProposalRec[]; next_cursor?: string } {
   authorize(ctx.store, caller, 'read', repo, 'reader')
   ctx.repos.get(repo)
-  if (state !== undefined && !['open', 'integrated', 'withdrawn'].includes(state))
+  if (state !== undefined && !(PROPOSAL_STATES as string[]).includes(state))
     throw invalid('state must be open, integrated or withdrawn', { field: 'state' })
-  return ctx.store
-    .all('proposals')
-    .filter((p) => p.repo === repo && (state === undefined || p.state === state))
-    .sort((a, b) => Number(a.id.slice(3)) - Number(b.id.slice(3)))
+  const ids = (state === undefined ? PROPOSAL_STATES : [state])
+    .flatMap((s) => ctx.store.idsByIndex('proposalsByRepoState', `${repo}\n${s}`))
+    .sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)))
+  const pg = page(ids, cursor, limit)
+  return { ...pg, items: pg.items.map((id) => ctx.store.get('proposals', id) as ProposalRec) }
 }
 
 export function summary(p: ProposalRec): Record<string, unknown> {

@@ -216,8 +216,8 @@ export function registerRoutes(router: Router): void {
   )
   router.add('GET', '/repos/:repo/proposals', (r) => {
     checkRepoName(r.params['repo'])
-    const list = pr.listProposals(r.ctx, r.caller, r.params['repo'] ?? '', q(r, 'state'))
-    const pg = page(list, q(r, 'cursor'), parseLimit(q(r, 'limit'), 50, 500))
+    const limit = parseLimit(q(r, 'limit'), 50, 500)
+    const pg = pr.listProposals(r.ctx, r.caller, r.params['repo'] ?? '', q(r, 'state'), q(r, 'cursor'), limit)
     return { body: { proposals: pg.items.map(pr.summary), ...(pg.next_cursor ? { next_cursor: pg.next_cursor } : {}) } }
   })
   router.add('GET', '/proposals/:id', async (r) => ({

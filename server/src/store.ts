@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import fs from 'node:fs'
 import path from 'node:path'
 import { AgwpError } from './errors.ts'
+import { Lru } from './lru.ts'
 import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 
 // Durable state: a snapshot (state.json, replaced atomically: temp + fsync + rename +
@@ -33,6 +34,14 @@ import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 // whose collection it read, and the HTTP layer awaits settle(scope) before it answers.
 // A failed fsync cuts the journal back to its last durable length, reloads memory from
 // disk, and fails every request that depended on the lost lines (507 on a full disk).
+//
+// Packed records: every record ever made stays in memory (workspaces, proposals, runs, reviews
+// pile up with the server's age), but only the HOT_RECORDS of each collection used last are
+// kept as objects; the rest are kept as their JSON text. A string is one object to the
+// garbage collector, where the record it holds was dozens, and takes about half the bytes: a
+// soak that made 17,000 records grew old space by 19 MB and slowed as every full GC marked
+// them. get() unpacks a record and counts as a use; reads of many records (all, entries,
+// byIndex) unpack copies and leave the hot set as it was, so a list cannot flush it.
 
 export type PutOp = { [C in CollectionName]: { c: C; k: string; v: Collections[C] | null } }[CollectionName]
 /** Set the field at path `at` inside record k to v; without v (undefined), remove it. No-op if k is absent. */
@@ -87,9 +96,18 @@ export interface StoreOptions {
   io?: JournalIo
   /** where warnings go (a torn tail truncated at open, a compaction that failed) */
   log?: (msg: string) => void
+  /** how many records of each collection stay unpacked (HOT_RECORDS; tests make it tiny) */
+  hotRecords?: number
 }
 
-type Tables = { [C in CollectionName]: Map<string, Collections[C]> }
+/** Records of each collection kept as objects; the others are packed (see above). */
+export const HOT_RECORDS = 1024
+
+/** A record, or its JSON text (packed). No collection holds strings, so the two never mix up. */
+type Cell<C extends CollectionName> = Collections[C] | string
+type Tables = { [C in CollectionName]: Map<string, Cell<C>> }
+/** The keys of each collection's unpacked records, least recently used first. */
+type Hot = Record<CollectionName, Lru<string, true>>
 
 type IndexDef = { [C in CollectionName]: { c: C; key: (v: Collections[C]) => string | undefined } }[CollectionName]
 /**
@@ -103,6 +121,10 @@ const INDEXES = {
   reviewsByProposal: { c: 'reviews', key: (r) => r.proposal },
   unreleasedLeasesByRun: { c: 'leases', key: (l) => (l.released ? undefined : l.run_id) },
   unreleasedLeasesByRepo: { c: 'leases', key: (l) => (l.released ? undefined : l.repo) },
+  proposalsByRepoState: { c: 'proposals', key: (p) => `${p.repo}\n${p.state}` },
+  tasksByRepo: { c: 'tasks', key: (t) => t.repo },
+  /** the minute a key expires in (ISO 8601 up to the minute), so a sweep reads only expired ones */
+  idempotencyByExpiry: { c: 'idempotency', key: (r) => r.expires_at.slice(0, 16) },
 } satisfies Record<string, IndexDef>
 export type IndexName = keyof typeof INDEXES
 type Indexes = Record<IndexName, Map<string, Set<string>>>
@@ -138,12 +160,16 @@ export class Store {
   /** token hash -> token id, kept in step with the tokens table by apply() */
   private tokenIds = new Map<string, string>()
   private indexes: Indexes = emptyIndexes()
+  private readonly hotRecords: number
+  private hot: Hot
 
   private constructor(dir: string, opts: StoreOptions) {
     this.dir = dir
     this.io = opts.io ?? fsJournalIo
     this.log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
+    this.hotRecords = opts.hotRecords ?? HOT_RECORDS
     this.tables = emptyTables()
+    this.hot = this.emptyHot()
     fs.mkdirSync(dir, { recursive: true })
     this.load()
     // Fold the journal into a fresh snapshot at open so replay stays short. A full disk
@@ -177,18 +203,45 @@ export class Store {
 
   get<C extends CollectionName>(c: C, k: string): Collections[C] | undefined {
     this.noteRead(c)
-    const v = this.tables[c].get(k)
-    return v === undefined ? undefined : v
+    return this.use(c, k)
   }
 
+  /** Every record of c (packed ones unpacked as copies; the hot set is left as it was). */
   all<C extends CollectionName>(c: C): Collections[C][] {
     this.noteRead(c)
-    return [...this.tables[c].values()]
+    return Array.from(this.tables[c].values(), unpack)
   }
 
   entries<C extends CollectionName>(c: C): [string, Collections[C]][] {
     this.noteRead(c)
-    return [...this.tables[c].entries()]
+    return Array.from(this.tables[c], ([k, v]) => [k, unpack(v)])
+  }
+
+  /** Record k of c as an object, unpacked and kept so if it was packed, and marked as just used. */
+  private use<C extends CollectionName>(c: C, k: string): Collections[C] | undefined {
+    const t = this.tables[c]
+    const v = t.get(k)
+    if (v === undefined) return undefined
+    if (typeof v === 'string') {
+      const o = JSON.parse(v) as Collections[C]
+      t.set(k, o)
+      this.hot[c].set(k, true)
+      return o
+    }
+    this.hot[c].get(k)
+    return v
+  }
+
+  /** One LRU of unpacked keys per collection; a key it drops has its record packed. */
+  private emptyHot(): Hot {
+    const pack = (c: CollectionName) => (k: string) => {
+      const t = this.tables[c] as Map<string, unknown>
+      const v = t.get(k)
+      if (v !== null && typeof v === 'object') t.set(k, JSON.stringify(v))
+    }
+    return Object.fromEntries(
+      COLLECTIONS.map((c) => [c, new Lru<string, true>(this.hotRecords, () => 1, pack(c))]),
+    ) as Hot
   }
 
   /** A request that read collection c may answer only once c's latest line is durable. */
@@ -282,6 +335,7 @@ export class Store {
     this.epoch++
     this.dirty.clear()
     this.tables = emptyTables()
+    this.hot = this.emptyHot()
     this.tokenIds.clear()
     this.indexes = emptyIndexes()
     this.load(this.durable)
@@ -292,7 +346,7 @@ export class Store {
 
   /** Next value of a named counter, as an op to commit with the record that uses it. */
   nextId(name: string, prefix: string): { id: string; op: Op } {
-    const n = (this.tables.counters.get(name) ?? 0) + 1
+    const n = (this.use('counters', name) ?? 0) + 1
     return { id: `${prefix}${n}`, op: { c: 'counters', k: name, v: n } }
   }
 
@@ -386,34 +440,46 @@ export class Store {
   /** The token whose secret hashes to h (a map lookup, not a scan). */
   tokenByHash(h: string): Collections['tokens'] | undefined {
     const id = this.tokenIds.get(h)
-    return id === undefined ? undefined : this.tables.tokens.get(id)
+    return id === undefined ? undefined : this.use('tokens', id)
   }
 
-  /** The records of an index's collection whose key is `key` (see INDEXES), in no set order. */
+  /** The records of an index's collection whose key is `key` (see INDEXES), in no set order; like all(), uses none. */
   byIndex<N extends IndexName>(name: N, key: string): Collections[(typeof INDEXES)[N]['c']][] {
     const def = INDEXES[name]
-    this.noteRead(def.c)
-    const t = this.tables[def.c] as Map<string, Collections[(typeof INDEXES)[N]['c']]>
+    const t = this.tables[def.c] as Map<string, Cell<(typeof INDEXES)[N]['c']>>
     const out: Collections[(typeof INDEXES)[N]['c']][] = []
-    for (const id of this.indexes[name].get(key) ?? []) {
+    for (const id of this.idsByIndex(name, key)) {
       const v = t.get(id)
-      if (v !== undefined) out.push(v)
+      if (v !== undefined) out.push(unpack(v))
     }
     return out
+  }
+
+  /** The ids of the records byIndex would answer, without unpacking any (a page of them is read with get). */
+  idsByIndex(name: IndexName, key: string): string[] {
+    this.noteRead(INDEXES[name].c)
+    return [...(this.indexes[name].get(key) ?? [])]
+  }
+
+  /** The keys an index holds records under, in no set order. */
+  indexKeys(name: IndexName): string[] {
+    this.noteRead(INDEXES[name].c)
+    return [...this.indexes[name].keys()]
   }
 
   /** Move record k of collection c in every index over c from its key before a change to its key after. */
   private reindex(c: CollectionName, k: string, change: () => void): void {
     const defs = INDEXES_OF.get(c)
     if (!defs) return change()
-    const t = this.tables[c] as Map<string, unknown>
     const keyOf = (d: IndexDef, v: unknown): string | undefined =>
       v === undefined ? undefined : (d.key as (x: unknown) => string | undefined)(v)
-    const before = defs.map(([, d]) => keyOf(d, t.get(k)))
+    const old = this.use(c, k)
+    const before = defs.map(([, d]) => keyOf(d, old))
     change()
+    const now = this.use(c, k)
     defs.forEach(([name, d], i) => {
       const from = before[i]
-      const to = keyOf(d, t.get(k))
+      const to = keyOf(d, now)
       if (from === to) return
       const m = this.indexes[name]
       if (from !== undefined) {
@@ -431,10 +497,10 @@ export class Store {
 
   private apply(op: Op): void {
     if (op.c === 'tokens') {
-      const old = this.tables.tokens.get(op.k)
+      const old = this.use('tokens', op.k)
       if (old && this.tokenIds.get(old.hash) === op.k) this.tokenIds.delete(old.hash)
       this.applyRaw(op)
-      const now = this.tables.tokens.get(op.k)
+      const now = this.use('tokens', op.k)
       if (now) this.tokenIds.set(now.hash, op.k)
       return
     }
@@ -444,7 +510,7 @@ export class Store {
   private applyRaw(op: Op): void {
     const t = this.tables[op.c] as Map<string, unknown>
     if ('at' in op) {
-      const rec = t.get(op.k)
+      const rec = this.use(op.c, op.k)
       if (rec === undefined || !Array.isArray(op.at) || op.at.length === 0) return
       // Copy-on-write: records handed out earlier are never mutated under their holders.
       if ('add' in op) {
@@ -458,8 +524,13 @@ export class Store {
       t.set(op.k, setIn(rec, op.at, 0, op.v))
       return
     }
-    if (op.v === null) t.delete(op.k)
-    else t.set(op.k, op.v)
+    if (op.v === null) {
+      t.delete(op.k)
+      this.hot[op.c].delete(op.k)
+    } else {
+      t.set(op.k, op.v)
+      if (typeof op.v === 'object') this.hot[op.c].set(op.k, true)
+    }
   }
 
   /** Read the snapshot and the journal (its first `limit` bytes, if given) into memory. */
@@ -512,10 +583,13 @@ export class Store {
 
   /** Fold everything into a fresh snapshot and empty the journal; returns the snapshot's size. */
   private compact(): number {
-    const snap: Record<string, Record<string, unknown>> = {}
-    for (const c of COLLECTIONS) snap[c] = Object.fromEntries(this.tables[c])
+    // Written from the packed texts as they are: only the hot records are serialized again.
+    const parts = COLLECTIONS.map((c) => {
+      const rows = Array.from(this.tables[c] as Map<string, unknown>, ([k, v]) => `${JSON.stringify(k)}:${packed(v)}`)
+      return `${JSON.stringify(c)}:{${rows.join(',')}}`
+    })
     const tmp = this.snapshotPath + '.tmp'
-    const buf = Buffer.from(JSON.stringify(snap), 'utf8')
+    const buf = Buffer.from(`{${parts.join(',')}}`, 'utf8')
     try {
       const fd = fs.openSync(tmp, 'w', 0o600)
       try {
@@ -549,6 +623,16 @@ export class Store {
     }
     return buf.length
   }
+}
+
+/** A cell's record (a copy, if it was packed). */
+function unpack<T>(v: T | string): T {
+  return typeof v === 'string' ? (JSON.parse(v) as T) : v
+}
+
+/** A cell's JSON text. */
+function packed(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v)
 }
 
 /** The ops of one journal line, or undefined if the line is not a well-formed record. */

@@ -32,22 +32,33 @@ t.test('replacing a key re-weighs it; one entry stays even over the bound', asyn
   t.equal(c.weight, 21)
 })
 
-t.test('matches a plain model under any sequence of gets and sets', async (t) => {
+t.test('matches a plain model under any sequence of gets, sets and deletes', async (t) => {
   const op = fc.oneof(
     fc.record({ set: fc.integer({ min: 0, max: 9 }), w: fc.integer({ min: 1, max: 6 }) }),
     fc.record({ get: fc.integer({ min: 0, max: 9 }) }),
+    fc.record({ del: fc.integer({ min: 0, max: 9 }) }),
   )
   const run = (): void =>
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 15 }), fc.array(op, { maxLength: 60 }), (limit, ops) => {
-        const c = new Lru<number, number>(limit, (w) => w)
+        const told: number[] = []
+        const c = new Lru<number, number>(
+          limit,
+          (w) => w,
+          (k) => told.push(k),
+        )
         let model: [number, number][] = [] // oldest first
+        const modelDropped: number[] = []
         for (const o of ops) {
           if ('set' in o) {
             model = model.filter(([k]) => k !== o.set)
             model.push([o.set, o.w])
-            while (model.length > 1 && model.reduce((s, [, w]) => s + w, 0) > limit) model.shift()
+            while (model.length > 1 && model.reduce((s, [, w]) => s + w, 0) > limit)
+              modelDropped.push((model.shift() as [number, number])[0])
             c.set(o.set, o.w)
+          } else if ('del' in o) {
+            model = model.filter(([k]) => k !== o.del)
+            c.delete(o.del)
           } else {
             const i = model.findIndex(([k]) => k === o.get)
             const hit = i >= 0 ? model.splice(i, 1)[0] : undefined
@@ -56,9 +67,14 @@ t.test('matches a plain model under any sequence of gets and sets', async (t) =>
           }
         }
         const w = model.reduce((s, [, x]) => s + x, 0)
-        return c.weight === w && c.size === model.length && [...c.values()].join() === model.map(([, x]) => x).join()
+        return (
+          c.weight === w &&
+          c.size === model.length &&
+          [...c.values()].join() === model.map(([, x]) => x).join() &&
+          told.join() === modelDropped.join()
+        )
       }),
       { numRuns: 300 },
     )
-  t.doesNotThrow(run, 'the same entries, in the same order, with the same total weight')
+  t.doesNotThrow(run, 'the same entries, in the same order, with the same total weight; told of the same drops')
 })
