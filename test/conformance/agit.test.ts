@@ -2,7 +2,7 @@
 // proposals the real ag-server on loopback. Local mode (no --upstream) is a complete thought log;
 // staged thoughts travel with a proposal as its reasoning and are then recorded as consumed.
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -19,8 +19,15 @@ const GIT_ENV = {
   GIT_CONFIG_GLOBAL: '/dev/null',
 }
 
+/** Every directory a test here makes, removed when the file's tests end. */
+const temp = (prefix: string): string => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
 function gitRepo(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'agit-conf-')))
+  const dir = temp('agit-conf-')
   const git = (...a: string[]) => execFileSync('git', a, { cwd: dir, env: { ...process.env, ...GIT_ENV } })
   git('init', '-q', '-b', 'main')
   writeFileSync(join(dir, 'app.ts'), 'export {}\n')
@@ -114,7 +121,7 @@ t.test('local mode: no upstream, a git repository → a complete thought log', a
 })
 
 t.test('outside a git repository: agit is absent and server_info says why', async (t) => {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'agit-nogit-')))
+  const dir = temp('agit-nogit-')
   const p = startMcp(t, { cwd: dir })
   const names = (((await p.request('tools/list')).result?.['tools'] as { name: string }[]) ?? []).map((x) => x.name)
   t.same(names, ['server_info'])

@@ -2,7 +2,7 @@
 // sampled allow-lists and every tool, a disallowed tool sends nothing; narrowing rules refuse
 // before any write leaves; the token never appears in any byte ag-mcp writes.
 import t from 'tap'
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { manifests } from '../../generated/manifests.js'
@@ -23,6 +23,7 @@ const selectable = manifests
   .map((m) => m.group)
 /** Outside any git work tree (not under .tap/ in the checkout): an enabled agit group writes nothing there. */
 const outsideGit = mkdtempSync(join(tmpdir(), 'ag-mcp-policy-'))
+t.teardown(() => rmSync(outsideGit, { recursive: true, force: true }))
 const everyProcess: McpProcess[] = []
 
 /** Every request gets an AGWP 404, so callers see a well-formed upstream error. */

@@ -1,7 +1,7 @@
 // Fixtures for the agit tests: a real git repository with its own identity (never the user's
 // git config), and AGIT's exact on-disk layout written by hand, as AGIT 1.3 writes it.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -24,9 +24,16 @@ export function gitIn(cwd: string, input: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8', input }).trim()
 }
 
+const made: string[] = []
+// Removed when the test process ends, passed or failed: a test run leaves nothing in the temp dir.
+process.once('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
+
 /** A repository with one commit touching src/auth.ts and README.md; returns its real path. */
 export function makeRepo(prefix = 'agit'): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), `${prefix}-`)))
+  made.push(dir)
   sh(dir, 'init', '-q', '-b', 'main')
   sh(dir, 'config', 'user.email', 'agit@test.invalid')
   mkdirSync(join(dir, 'src'))
