@@ -4,6 +4,7 @@ import { git, gitText, type CatObject } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
 import { isTreeMode } from './objects.ts'
+import { trivialMerge } from './merge.ts'
 import {
   mergeBase,
   parseCommit,
@@ -481,24 +482,38 @@ export async function mergeability(
   tree?: string
 }> {
   // In process when the answer is unique (history.ts); git otherwise.
-  let base = await mergeBase(repo, target, head)
+  const unique = await mergeBase(repo, target, head)
+  let base = unique
   if (base === undefined) {
     const out = (await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] })).stdout.toString('utf8').trim()
     base = /^[0-9a-f]{40}$/.test(out) ? out : null
   }
   if (base === head) return { mergeability: 'up_to_date', conflicts: [], merge_base: base }
   if (base === target) return { mergeability: 'fast_forward', conflicts: [], merge_base: base }
-  const m = await mergeTree(repo, target, head)
+  // (one of several bases is no base for a merge: git merges them first)
+  const m = await mergeTree(repo, target, head, unique ?? null)
   return m.conflicts.length
     ? { mergeability: 'conflicts', conflicts: m.conflicts, merge_base: base }
     : { mergeability: 'clean', conflicts: [], merge_base: base, tree: m.tree }
 }
 
+/**
+ * `git merge-tree --write-tree ours theirs`: the merged tree, or the conflicting paths. In
+ * process when the merge is a path-by-path choice (merge.ts); `base` is the two commits' one
+ * merge base if the caller knows it (null: none, or not one).
+ */
 export async function mergeTree(
   repo: Repo,
   ours: string,
   theirs: string,
+  base?: string | null,
 ): Promise<{ tree: string; conflicts: string[] }> {
+  const b = base === undefined ? await mergeBase(repo, ours, theirs) : base
+  if (b) {
+    const [bt, ot, tt] = await Promise.all([repo.commitTree(b), repo.commitTree(ours), repo.commitTree(theirs)])
+    const tree = await trivialMerge(repo, bt, ot, tt)
+    if (tree !== undefined) return { tree, conflicts: [] }
+  }
   const r = await git(
     repo.gitDir,
     ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', '--allow-unrelated-histories', ours, theirs],

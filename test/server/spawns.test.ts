@@ -86,3 +86,33 @@ t.test('search, diff, log with a path, commit detail: no git process per request
   const s = (await api('alice', 'GET', '/repos/demo/search?q=export')).body
   t.ok(s.matches.length > 0, 'real search results')
 })
+
+t.test('a merge of changes to different files starts no git process; a conflict asks git', async (t) => {
+  const propose = async (file: string, content: string): Promise<string> => {
+    const ws = (await api('mona', 'POST', '/repos/demo/workspaces', {})).body.id
+    t.equal((await api('mona', 'PUT', `/workspaces/${ws}/files`, { path: file, content })).status, 200)
+    const id = (await api('mona', 'POST', `/workspaces/${ws}/proposals`, { title: file })).body.id
+    t.equal((await api('rita', 'POST', `/proposals/${id}/reviews`, { verdict: 'approve' })).status, 201)
+    return id
+  }
+  const integrate = (id: string) => api('mona', 'POST', `/proposals/${id}/integrate`, { strategy: 'merge' })
+  const [one, two, three, four] = [
+    await propose('lib/one.txt', '1\n'),
+    await propose('lib/two.txt', '2\n'),
+    await propose('README.md', 'three\n'),
+    await propose('README.md', 'four\n'),
+  ]
+  t.equal((await integrate(one as string)).status, 200)
+  let before = total()
+  t.equal((await api('mona', 'GET', `/proposals/${two}`)).body.mergeability, 'clean')
+  t.equal((await integrate(two as string)).status, 200)
+  t.same(delta(before), {}, 'evaluated and integrated in process')
+  const main = (await api('mona', 'GET', '/repos/demo/tree?path=lib')).body.entries.map((e: { name: string }) => e.name)
+  t.ok(main.includes('one.txt') && main.includes('two.txt'), 'main holds both changes')
+  t.equal((await integrate(three as string)).status, 200)
+  before = total()
+  const ev = (await api('mona', 'GET', `/proposals/${four}`)).body
+  t.equal(ev.mergeability, 'conflicts')
+  t.same(ev.conflicts, ['README.md'])
+  t.same(delta(before), { 'merge-tree': 1 }, 'a path both sides changed: git merges it')
+})
