@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { fsyncDir, fsyncDirAsync } from './store.ts'
+import { fsyncDirAsync } from './store.ts'
 import { TMP_PREFIX } from './objects.ts'
 
 // Refs read and compare-and-swapped in-process, the way git's files backend does it:
@@ -194,7 +194,11 @@ export async function casRefFile(gitDir: string, ref: string, next: string, expe
  * 'packed' when packed-refs still names it (only git rewrites packed-refs: the caller
  * finishes with `git update-ref -d`).
  */
-export function deleteRefFile(gitDir: string, ref: string, expected: string): 'deleted' | 'packed' | false {
+export async function deleteRefFile(
+  gitDir: string,
+  ref: string,
+  expected: string,
+): Promise<'deleted' | 'packed' | false> {
   if (!isPlainRef(ref)) throw new Error(`refusing to delete ref ${ref}`)
   const file = path.join(gitDir, ref)
   const lock = `${file}.lock`
@@ -211,7 +215,9 @@ export function deleteRefFile(gitDir: string, ref: string, expected: string): 'd
   try {
     if (readRef(gitDir, ref) !== expected) return false
     fs.rmSync(file, { force: true })
-    fsyncDir(path.dirname(file))
+    // Off the event loop, still under the lock (as casRefFile): a directory fsync forces a
+    // journal commit, milliseconds during which every other request would wait.
+    await fsyncDirAsync(path.dirname(file))
     return packedRef(gitDir, ref) === null ? 'deleted' : 'packed'
   } finally {
     fs.closeSync(fd)

@@ -139,7 +139,7 @@ export class Repo {
   /** Delete a ref if it holds `expected` (in-process unless git must rewrite packed-refs). */
   async deleteRef(ref: string, expected: string): Promise<boolean> {
     if (this.refFiles && isPlainRef(ref)) {
-      const r = deleteRefFile(this.gitDir, ref, expected)
+      const r = await deleteRefFile(this.gitDir, ref, expected)
       if (r !== 'packed') return r === 'deleted'
       await git(this.gitDir, ['update-ref', '--no-deref', '-d', ref], { okCodes: [1, 128] })
       return (await this.refValue(ref)) === null
