@@ -64,7 +64,8 @@ async function mergeTrees(
     let pick: TreeItem | undefined
     if (key(oe) === key(te) || key(be) === key(te)) pick = oe
     else if (key(be) === key(oe)) pick = te
-    else if (be !== undefined && oe !== undefined && te !== undefined && isTreeMode(be.mode) && isTreeMode(oe.mode)) {
+    // (a base entry has both sides of the same kind: checked above)
+    else if (be !== undefined && oe !== undefined && te !== undefined && isTreeMode(be.mode)) {
       const sub = await mergeTrees(repo, be.oid, oe.oid, te.oid, out)
       if (sub === undefined) return undefined
       pick = { mode: '40000', name, oid: sub }

@@ -38,9 +38,9 @@ import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 // Packed records: every record ever made stays in memory (workspaces, proposals, runs, reviews
 // pile up with the server's age), but only the HOT_RECORDS of each collection used last are
 // kept as objects; the rest are kept as their JSON text. A string is one object to the
-// garbage collector, where the record it holds was dozens, and takes about half the bytes: a
-// soak that made 17,000 records grew old space by 19 MB and slowed as every full GC marked
-// them. get() unpacks a record and counts as a use; reads of many records (all, entries,
+// garbage collector, where the record it holds was dozens, and takes about half the bytes (a
+// soak that made 17,000 records had grown old space by 19 MB; the soak's slowdown had other
+// causes). get() unpacks a record and counts as a use; reads of many records (all, entries,
 // byIndex) unpack copies and leave the hot set as it was, so a list cannot flush it.
 
 export type PutOp = { [C in CollectionName]: { c: C; k: string; v: Collections[C] | null } }[CollectionName]
