@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import fs from 'node:fs'
 import path from 'node:path'
+import { Cold, ColdFile, type SpillIo } from './cold.ts'
 import { AgwpError } from './errors.ts'
 import { Lru } from './lru.ts'
 import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
@@ -35,13 +36,18 @@ import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 // A failed fsync cuts the journal back to its last durable length, reloads memory from
 // disk, and fails every request that depended on the lost lines (507 on a full disk).
 //
-// Packed records: every record ever made stays in memory (workspaces, proposals, runs, reviews
-// pile up with the server's age), but only the HOT_RECORDS of each collection used last are
-// kept as objects; the rest are kept as their JSON text. A string is one object to the
-// garbage collector, where the record it holds was dozens, and takes about half the bytes (a
-// soak that made 17,000 records had grown old space by 19 MB; the soak's slowdown had other
-// causes). get() unpacks a record and counts as a use; reads of many records (all, entries,
-// byIndex) unpack copies and leave the hot set as it was, so a list cannot flush it.
+// Cold records: every record ever made stays in the state (workspaces, proposals, runs,
+// reviews pile up with the server's age), but only the HOT_RECORDS of each collection used
+// last are kept in memory as objects. Memory keeps only where each other record's JSON text
+// is (cold.ts): in the current snapshot, which compaction writes anyway and whose fd stays
+// open for reads, or, for a record changed since that snapshot was written, in a spill file
+// that the next compaction empties. Kept as text, a record cost its JSON size (0.85 KB a
+// record in a 10-minute soak that kept 50,000, and memory grew without bound); a position
+// costs tens of bytes. A record the spill file cannot take (a full disk) stays in memory as
+// its text. get() reads a record back and counts as a use; reads of many records (all,
+// entries, byIndex) read copies and leave the hot set as it was, so a list cannot flush it.
+// Compaction streams the snapshot out in chunks, so it never holds the whole state as one
+// string either.
 
 export type PutOp = { [C in CollectionName]: { c: C; k: string; v: Collections[C] | null } }[CollectionName]
 /** Set the field at path `at` inside record k to v; without v (undefined), remove it. No-op if k is absent. */
@@ -96,17 +102,24 @@ export interface StoreOptions {
   io?: JournalIo
   /** where warnings go (a torn tail truncated at open, a compaction that failed) */
   log?: (msg: string) => void
-  /** how many records of each collection stay unpacked (HOT_RECORDS; tests make it tiny) */
+  /** how many records of each collection stay in memory (HOT_RECORDS; tests make it tiny) */
   hotRecords?: number
+  /** the spill file's writes, replaceable so tests can make them fail */
+  spillIo?: SpillIo
+  /** the journal size that first makes a commit compact (COMPACT_BYTES; tests make it tiny) */
+  compactBytes?: number
 }
 
-/** Records of each collection kept as objects; the others are packed (see above). */
+/** Records of each collection kept in memory as objects; the others are cold (see above). */
 export const HOT_RECORDS = 1024
 
-/** A record, or its JSON text (packed). No collection holds strings, so the two never mix up. */
-type Cell<C extends CollectionName> = Collections[C] | string
+/**
+ * A record; its JSON text, kept in memory; or where that text is on disk. No collection
+ * holds strings or Cold, so the three never mix up.
+ */
+type Cell<C extends CollectionName> = Collections[C] | string | Cold
 type Tables = { [C in CollectionName]: Map<string, Cell<C>> }
-/** The keys of each collection's unpacked records, least recently used first. */
+/** The keys of each collection's in-memory records, least recently used first. */
 type Hot = Record<CollectionName, Lru<string, true>>
 
 type IndexDef = { [C in CollectionName]: { c: C; key: (v: Collections[C]) => string | undefined } }[CollectionName]
@@ -134,6 +147,8 @@ for (const [name, def] of Object.entries(INDEXES) as [IndexName, IndexDef][])
   INDEXES_OF.set(def.c, [...(INDEXES_OF.get(def.c) ?? []), [name, def]])
 
 const COMPACT_BYTES = 4 * 1024 * 1024
+/** Compaction writes the snapshot in pieces of about this size. */
+const SNAPSHOT_CHUNK = 1024 * 1024
 
 export class Store {
   readonly dir: string
@@ -156,22 +171,39 @@ export class Store {
   private waiters: { target: number; epoch: number; resolve: () => void; reject: (e: unknown) => void }[] = []
   /** collection -> offset just after its latest line (this epoch) */
   private dirty = new Map<CollectionName, number>()
-  private nextCompact = COMPACT_BYTES
+  private readonly compactBytes: number
+  private nextCompact: number
   /** token hash -> token id, kept in step with the tokens table by apply() */
   private tokenIds = new Map<string, string>()
   private indexes: Indexes = emptyIndexes()
   private readonly hotRecords: number
   private hot: Hot
+  /** the snapshot last written, open for reads of the cold records in it */
+  private snap: ColdFile | undefined
+  /** cold records changed since that snapshot was written */
+  private readonly spill: ColdFile
+  /** off while loading: the compaction that follows moves every record to the snapshot */
+  private spilling = false
+  /** a record whose text sits unchanged on disk (read back, or written by compaction): dropped, it needs no write */
+  private coldOf = new WeakMap<object, Cold>()
 
   private constructor(dir: string, opts: StoreOptions) {
     this.dir = dir
     this.io = opts.io ?? fsJournalIo
     this.log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
     this.hotRecords = opts.hotRecords ?? HOT_RECORDS
+    this.compactBytes = opts.compactBytes ?? COMPACT_BYTES
+    this.nextCompact = this.compactBytes
     this.tables = emptyTables()
     this.hot = this.emptyHot()
     fs.mkdirSync(dir, { recursive: true })
-    this.load()
+    this.spill = ColdFile.scratch(dir, opts.spillIo)
+    try {
+      this.load()
+    } catch (e) {
+      this.spill.close()
+      throw e
+    }
     // Fold the journal into a fresh snapshot at open so replay stays short. A full disk
     // must not stop a server from starting (reads keep working): the journal stays.
     try {
@@ -179,6 +211,7 @@ export class Store {
     } catch (e) {
       this.log(`ag-server: warning: could not compact the journal at open (${errText(e)}); replaying it as is`)
     }
+    this.spilling = true
     this.fd = fs.openSync(this.journalPath, 'a', 0o600)
     this.journalBytes = fs.fstatSync(this.fd).size
     this.durable = this.journalBytes
@@ -206,24 +239,25 @@ export class Store {
     return this.use(c, k)
   }
 
-  /** Every record of c (packed ones unpacked as copies; the hot set is left as it was). */
+  /** Every record of c (cold ones read as copies; the hot set is left as it was). */
   all<C extends CollectionName>(c: C): Collections[C][] {
     this.noteRead(c)
-    return Array.from(this.tables[c].values(), unpack)
+    return Array.from(this.tables[c].values(), recordOf)
   }
 
   entries<C extends CollectionName>(c: C): [string, Collections[C]][] {
     this.noteRead(c)
-    return Array.from(this.tables[c], ([k, v]) => [k, unpack(v)])
+    return Array.from(this.tables[c], ([k, v]) => [k, recordOf(v)])
   }
 
-  /** Record k of c as an object, unpacked and kept so if it was packed, and marked as just used. */
+  /** Record k of c as an object, read back and kept in memory if it was cold, and marked as just used. */
   private use<C extends CollectionName>(c: C, k: string): Collections[C] | undefined {
     const t = this.tables[c]
     const v = t.get(k)
     if (v === undefined) return undefined
-    if (typeof v === 'string') {
-      const o = JSON.parse(v) as Collections[C]
+    if (typeof v === 'string' || v instanceof Cold) {
+      const o = recordOf<Collections[C]>(v)
+      if (v instanceof Cold) this.coldOf.set(o as object, v)
       t.set(k, o)
       this.hot[c].set(k, true)
       return o
@@ -232,12 +266,16 @@ export class Store {
     return v
   }
 
-  /** One LRU of unpacked keys per collection; a key it drops has its record packed. */
+  /** One LRU of in-memory keys per collection; a key it drops has its record moved out. */
   private emptyHot(): Hot {
     const pack = (c: CollectionName) => (k: string) => {
       const t = this.tables[c] as Map<string, unknown>
       const v = t.get(k)
-      if (v !== null && typeof v === 'object') t.set(k, JSON.stringify(v))
+      if (v === null || typeof v !== 'object' || v instanceof Cold) return
+      const unchanged = this.coldOf.get(v)
+      if (unchanged) return void t.set(k, unchanged)
+      const text = JSON.stringify(v)
+      t.set(k, (this.spilling && this.spill.append(text)) || text)
     }
     return Object.fromEntries(
       COLLECTIONS.map((c) => [c, new Lru<string, true>(this.hotRecords, () => 1, pack(c))]),
@@ -338,7 +376,13 @@ export class Store {
     this.hot = this.emptyHot()
     this.tokenIds.clear()
     this.indexes = emptyIndexes()
+    // Every cold record is read again from the files: the spill file starts over (its
+    // records stay as text until the next compaction moves them to the snapshot).
+    this.spill.reset()
+    this.coldOf = new WeakMap()
+    this.spilling = false
     this.load(this.durable)
+    this.spilling = true
     const waiters = this.waiters
     this.waiters = []
     for (const w of waiters) w.reject(e)
@@ -391,10 +435,10 @@ export class Store {
         // The snapshot is rewritten whole (synchronously): compact again only after the
         // journal has grown as large as it, so compaction costs O(1) per journaled byte
         // however large the state grows, instead of a full rewrite every 4 MiB.
-        this.nextCompact = Math.max(COMPACT_BYTES, this.compact())
+        this.nextCompact = Math.max(this.compactBytes, this.compact())
       } catch (e) {
         // The commit itself is durable in the journal; compaction retries after more growth.
-        this.nextCompact = this.journalBytes + COMPACT_BYTES / 4
+        this.nextCompact = this.journalBytes + this.compactBytes / 4
         this.log(`ag-server: warning: journal compaction failed (${errText(e)}); will retry`)
       }
     }
@@ -435,6 +479,21 @@ export class Store {
     for (const w of waiters) failed === undefined ? w.resolve() : w.reject(failed)
     this.fd = undefined
     fs.closeSync(fd)
+    this.spill.close()
+    this.snap?.close()
+    this.snap = undefined
+  }
+
+  /** How many records are in memory as objects, in memory as text, and on disk (see the top). */
+  residency(): { objects: number; texts: number; onDisk: number } {
+    const n = { objects: 0, texts: 0, onDisk: 0 }
+    for (const c of COLLECTIONS)
+      for (const v of this.tables[c].values()) {
+        if (v instanceof Cold) n.onDisk++
+        else if (typeof v === 'string') n.texts++
+        else n.objects++
+      }
+    return n
   }
 
   /** The token whose secret hashes to h (a map lookup, not a scan). */
@@ -450,12 +509,12 @@ export class Store {
     const out: Collections[(typeof INDEXES)[N]['c']][] = []
     for (const id of this.idsByIndex(name, key)) {
       const v = t.get(id)
-      if (v !== undefined) out.push(unpack(v))
+      if (v !== undefined) out.push(recordOf(v))
     }
     return out
   }
 
-  /** The ids of the records byIndex would answer, without unpacking any (a page of them is read with get). */
+  /** The ids of the records byIndex would answer, without reading any (a page of them is read with get). */
   idsByIndex(name: IndexName, key: string): string[] {
     this.noteRead(INDEXES[name].c)
     return [...(this.indexes[name].get(key) ?? [])]
@@ -583,27 +642,66 @@ export class Store {
 
   /** Fold everything into a fresh snapshot and empty the journal; returns the snapshot's size. */
   private compact(): number {
-    // Written from the packed texts as they are: only the hot records are serialized again.
-    const parts = COLLECTIONS.map((c) => {
-      const rows = Array.from(this.tables[c] as Map<string, unknown>, ([k, v]) => `${JSON.stringify(k)}:${packed(v)}`)
-      return `${JSON.stringify(c)}:{${rows.join(',')}}`
-    })
     const tmp = this.snapshotPath + '.tmp'
-    const buf = Buffer.from(`{${parts.join(',')}}`, 'utf8')
+    /** where each record's text went: [table, key, at, len] */
+    const placed: [Map<string, unknown>, string, number, number][] = []
+    let fd: number | undefined
+    let size = 0
     try {
-      const fd = fs.openSync(tmp, 'w', 0o600)
-      try {
+      fd = fs.openSync(tmp, 'w+', 0o600)
+      const out = fd
+      // Cold texts are copied as bytes and only the hot records serialized again; the file
+      // goes out a chunk at a time, so the whole state is never one string in memory.
+      const pieces: Buffer[] = []
+      let pending = 0
+      const flush = (): void => {
+        const buf = Buffer.concat(pieces, pending)
         let off = 0
-        while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off)
-        fs.fsyncSync(fd)
-      } finally {
-        fs.closeSync(fd)
+        while (off < buf.length) off += fs.writeSync(out, buf, off, buf.length - off)
+        pieces.length = 0
+        pending = 0
       }
+      const put = (b: Buffer): void => {
+        pieces.push(b)
+        pending += b.length
+        size += b.length
+        if (pending >= SNAPSHOT_CHUNK) flush()
+      }
+      COLLECTIONS.forEach((c, i) => {
+        put(Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(c)}:{`))
+        const t = this.tables[c] as Map<string, unknown>
+        let sep = ''
+        for (const [k, v] of t) {
+          put(Buffer.from(`${sep}${JSON.stringify(k)}:`))
+          sep = ','
+          const text = v instanceof Cold ? v.bytes() : Buffer.from(typeof v === 'string' ? v : JSON.stringify(v))
+          placed.push([t, k, size, text.length])
+          put(text)
+        }
+        put(Buffer.from('}'))
+      })
+      put(Buffer.from('}'))
+      flush()
+      fs.fsyncSync(out)
       fs.renameSync(tmp, this.snapshotPath)
     } catch (e) {
+      if (fd !== undefined) fs.closeSync(fd)
       fs.rmSync(tmp, { force: true })
       throw e
     }
+    // The new snapshot holds every record as written just now (nothing ran in between):
+    // cold records point into it and the spill file starts over; a hot record notes where
+    // its text is, so it needs no write when it turns cold unless it changes first.
+    const snap = ColdFile.adopt(fd)
+    for (const [t, k, at, len] of placed) {
+      const v = t.get(k)
+      const cold = new Cold(snap, at, len)
+      if (typeof v === 'string' || v instanceof Cold) t.set(k, cold)
+      else if (v !== null && typeof v === 'object') this.coldOf.set(v, cold)
+    }
+    this.snap?.close()
+    this.snap = snap
+    this.spill.reset()
     fsyncDir(this.dir)
     // Only after the snapshot is durable may the journal be emptied. (A failure here
     // leaves a journal whose ops the snapshot already holds: replaying them is harmless.)
@@ -621,18 +719,14 @@ export class Store {
       fs.writeFileSync(this.journalPath, '', { mode: 0o600 })
       this.journalBytes = 0
     }
-    return buf.length
+    return size
   }
 }
 
-/** A cell's record (a copy, if it was packed). */
-function unpack<T>(v: T | string): T {
-  return typeof v === 'string' ? (JSON.parse(v) as T) : v
-}
-
-/** A cell's JSON text. */
-function packed(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v)
+/** A cell's record (a copy, if it was not in memory as one). */
+function recordOf<T>(v: T | string | Cold): T {
+  if (typeof v === 'string') return JSON.parse(v) as T
+  return v instanceof Cold ? (JSON.parse(v.text()) as T) : v
 }
 
 /** The ops of one journal line, or undefined if the line is not a well-formed record. */
