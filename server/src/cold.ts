@@ -48,6 +48,11 @@ export class ColdFile {
 
   private leftAt: string | undefined
 
+  /** Bytes written to a scratch file since it was made or started over. */
+  get size(): number {
+    return Math.max(this.bytes, 0)
+  }
+
   /** Append text to a scratch file; undefined (nothing kept) if the write fails, e.g. on a full disk. */
   append(text: string): Cold | undefined {
     const buf = Buffer.from(text, 'utf8')

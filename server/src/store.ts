@@ -430,7 +430,9 @@ export class Store {
     const scope = requestScope.getStore()
     if (scope) this.need(scope, this.journalBytes)
     this.startFlush()
-    if (this.journalBytes > this.nextCompact) {
+    // The spill file counts too: it grows by a record's whole text when a small change
+    // turns cold, and only compaction empties it, so its size stays within the snapshot's.
+    if (this.journalBytes > this.nextCompact || this.spill.size > this.nextCompact) {
       try {
         // The snapshot is rewritten whole (synchronously): compact again only after the
         // journal has grown as large as it, so compaction costs O(1) per journaled byte
@@ -438,7 +440,7 @@ export class Store {
         this.nextCompact = Math.max(this.compactBytes, this.compact())
       } catch (e) {
         // The commit itself is durable in the journal; compaction retries after more growth.
-        this.nextCompact = this.journalBytes + this.compactBytes / 4
+        this.nextCompact = Math.max(this.journalBytes, this.spill.size) + this.compactBytes / 4
         this.log(`ag-server: warning: journal compaction failed (${errText(e)}); will retry`)
       }
     }
@@ -484,9 +486,9 @@ export class Store {
     this.snap = undefined
   }
 
-  /** How many records are in memory as objects, in memory as text, and on disk (see the top). */
-  residency(): { objects: number; texts: number; onDisk: number } {
-    const n = { objects: 0, texts: 0, onDisk: 0 }
+  /** How many records are in memory as objects, in memory as text, and on disk (see the top); the spill file's size. */
+  residency(): { objects: number; texts: number; onDisk: number; spillBytes: number } {
+    const n = { objects: 0, texts: 0, onDisk: 0, spillBytes: this.spill.size }
     for (const c of COLLECTIONS)
       for (const v of this.tables[c].values()) {
         if (v instanceof Cold) n.onDisk++
