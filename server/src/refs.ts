@@ -54,13 +54,9 @@ export const packedParses = { count: 0 }
  */
 export function packedRefs(gitDir: string): Packed {
   const file = path.join(gitDir, 'packed-refs')
-  let key = ''
-  try {
-    const st = fs.statSync(file, { bigint: true })
-    key = `${st.ino} ${st.size} ${st.mtimeNs}`
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
-  }
+  // No packed-refs is the common case: answered without an exception (one costs ~6 µs).
+  const st = fs.statSync(file, { bigint: true, throwIfNoEntry: false })
+  const key = st ? `${st.ino} ${st.size} ${st.mtimeNs}` : ''
   const hit = packedCache.get(gitDir)
   if (hit && hit.key === key) return hit
   const refs = new Map<string, string>()
@@ -93,9 +89,13 @@ function packedRef(gitDir: string, ref: string): string | null {
 
 /** The object id a ref holds (following symbolic refs), or null if it does not exist. */
 export function readRef(gitDir: string, ref: string, depth = 0): string | null {
+  const file = path.join(gitDir, ref)
   let text: string
   try {
-    text = fs.readFileSync(path.join(gitDir, ref), 'utf8').trim()
+    // Resolving a branch name asks whether refs/tags/<name> and refs/<name> exist, and they
+    // almost never do: a failed open throws (~8 µs), a stat told not to does not (~1 µs).
+    if (fs.statSync(file, { throwIfNoEntry: false }) === undefined) return packedRef(gitDir, ref)
+    text = fs.readFileSync(file, 'utf8').trim()
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return packedRef(gitDir, ref)
