@@ -16,16 +16,18 @@ const fsSpillIo: SpillIo = { write: (fd, buf, len, at) => fs.writeSync(fd, buf, 
  * position; nothing here parses.
  */
 export class ColdFile {
+  /** the end of a scratch file's data: where the next spill write goes */
+  private bytes = 0
+
   private constructor(
     private readonly fd: number,
-    /** the end of the data: where the next spill write goes */
-    private bytes: number,
-    private readonly io: SpillIo,
+    /** how a scratch file is written; none for a file written elsewhere, which is only read */
+    private readonly io: SpillIo | undefined,
   ) {}
 
   /** Read access to a file written elsewhere (a snapshot), through an fd it now owns. */
   static adopt(fd: number): ColdFile {
-    return new ColdFile(fd, -1, fsSpillIo)
+    return new ColdFile(fd, undefined)
   }
 
   /**
@@ -37,7 +39,7 @@ export class ColdFile {
   static scratch(dir: string, io: SpillIo = fsSpillIo): ColdFile {
     const file = path.join(dir, `.spill-${process.pid}-${crypto.randomBytes(6).toString('hex')}`)
     const fd = fs.openSync(file, 'wx+', 0o600)
-    const f = new ColdFile(fd, 0, io)
+    const f = new ColdFile(fd, io)
     try {
       fs.unlinkSync(file)
     } catch {
@@ -50,16 +52,18 @@ export class ColdFile {
 
   /** Bytes written to a scratch file since it was made or started over. */
   get size(): number {
-    return Math.max(this.bytes, 0)
+    return this.bytes
   }
 
   /** Append text to a scratch file; undefined (nothing kept) if the write fails, e.g. on a full disk. */
   append(text: string): Cold | undefined {
+    const io = this.io
+    if (io === undefined) return undefined
     const buf = Buffer.from(text, 'utf8')
     try {
       let off = 0
       while (off < buf.length) {
-        const n = this.io.write(this.fd, buf.subarray(off), buf.length - off, this.bytes + off)
+        const n = io.write(this.fd, buf.subarray(off), buf.length - off, this.bytes + off)
         if (!(n > 0)) return undefined
         off += n
       }
@@ -69,11 +73,6 @@ export class ColdFile {
     const c = new Cold(this, this.bytes, buf.length)
     this.bytes += buf.length
     return c
-  }
-
-  /** The bytes at [at, at + len) as UTF-8 text. */
-  read(at: number, len: number): string {
-    return this.readBytes(at, len).toString('utf8')
   }
 
   /** The bytes at [at, at + len). */
@@ -113,7 +112,7 @@ export class Cold {
   ) {}
 
   text(): string {
-    return this.file.read(this.at, this.len)
+    return this.bytes().toString('utf8')
   }
 
   bytes(): Buffer {

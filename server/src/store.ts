@@ -212,7 +212,13 @@ export class Store {
       this.log(`ag-server: warning: could not compact the journal at open (${errText(e)}); replaying it as is`)
     }
     this.spilling = true
-    this.fd = fs.openSync(this.journalPath, 'a', 0o600)
+    try {
+      this.fd = fs.openSync(this.journalPath, 'a', 0o600)
+    } catch (e) {
+      this.spill.close()
+      this.snap?.close()
+      throw e
+    }
     this.journalBytes = fs.fstatSync(this.fd).size
     this.durable = this.journalBytes
     // Bound, so a view made with Object.create(store) (idempotency.ts) that calls them

@@ -9,7 +9,7 @@ import { startServer, type RunningServer, type ServerOptions } from '../../serve
 import { initDataDir } from '../../server/src/datadir.ts'
 import { adminMint, adminSetRole, adminSetPolicy, repoAdd } from '../../server/src/admin.ts'
 import { Store } from '../../server/src/store.ts'
-import type { Policy, Role, Scope } from '../../server/src/types.ts'
+import type { Policy, Role, Scope, WorkspaceRec } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
 
 // Shared fixtures: real git repositories, a real data directory, a real server on loopback.
@@ -22,6 +22,23 @@ export const GIT_ENV = {
   GIT_COMMITTER_EMAIL: 'committer@test.invalid',
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
+}
+
+/** An open workspace record with no changes, for tests of the store (fields in `over` win). */
+export function workspaceRecord(id: string, repo: string, over: Partial<WorkspaceRec> = {}): WorkspaceRec {
+  return {
+    id,
+    repo,
+    base: null,
+    base_ref: 'main',
+    owner: 'agent:a',
+    state: 'open',
+    changes: {},
+    proposals: [],
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    ...over,
+  }
 }
 
 export function sh(cwd: string, ...args: string[]): string {

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import fc from 'fast-check'
-import { GIT_ENV, makeSourceRepo, sh, tmpdir } from './helpers.ts'
+import { GIT_ENV, makeSourceRepo, sh, tmpdir, workspaceRecord } from './helpers.ts'
 import { Repo } from '../../server/src/repos.ts'
 import { buildTree } from '../../server/src/workspaces.ts'
 import { cleanIdent, formatCommit, hashObject, writeObject } from '../../server/src/objects.ts'
@@ -208,18 +208,7 @@ t.test('commits: in-process equals git commit-tree', async (t) => {
 t.test('store: field ops replay, never mutate handed-out records, keep __proto__ a plain key', async (t) => {
   const dir = path.join(root, 'state')
   const s1 = Store.open(dir)
-  const ws: WorkspaceRec = {
-    id: 'ws-1',
-    repo: 'r',
-    base: null,
-    base_ref: 'main',
-    owner: 'agent:a',
-    state: 'open',
-    changes: {},
-    proposals: [],
-    created_at: 'c',
-    updated_at: 'u0',
-  }
+  const ws = workspaceRecord('ws-1', 'r', { created_at: 'c', updated_at: 'u0' })
   s1.commit([{ c: 'workspaces', k: 'ws-1', v: ws }])
   const held = s1.get('workspaces', 'ws-1')
   s1.commit([

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import fc from 'fast-check'
 import { Store, type Op, type StoreOptions } from '../../server/src/store.ts'
-import { tmpdir } from './helpers.ts'
+import { tmpdir, workspaceRecord } from './helpers.ts'
 import type { ProposalRec, WorkspaceRec } from '../../server/src/types.ts'
 
 // The store keeps only its recently used records in memory as objects; the others are
@@ -22,18 +22,7 @@ const REPOS = ['alpha', 'beta']
 // '__proto__' and 'constructor' are file names an agent may write: they must stay plain fields.
 const PATHS = ['a.txt', 'd/b.txt', '__proto__', 'constructor']
 
-const workspace = (id: string, repo: string): WorkspaceRec => ({
-  id,
-  repo,
-  base: null,
-  base_ref: 'main',
-  owner: 'agent:a',
-  state: 'open',
-  changes: {},
-  proposals: [],
-  created_at: '2026-01-01T00:00:00.000Z',
-  updated_at: '2026-01-01T00:00:00.000Z',
-})
+const workspace = (id: string, repo: string): WorkspaceRec => workspaceRecord(id, repo)
 const proposal = (id: string, repo: string, state: ProposalRec['state']): ProposalRec => ({
   id,
   repo,
