@@ -13,8 +13,8 @@ import { parseTrace } from '../../../plugins/agit/text.ts'
 import { makeRepo } from './_repo.ts'
 
 const worker = fileURLToPath(new URL('./_worker.ts', import.meta.url))
-// The TypeScript loader tap gave us, and nothing of tap's reporting.
-const loader = process.execArgv.filter((a) => a.includes('@tapjs/typescript'))
+// The TypeScript loader the tests run with (package.json "tap"), and nothing of tap's reporting.
+const loader = ['--import=tsx']
 
 function run(...args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
