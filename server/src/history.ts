@@ -1,6 +1,5 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Repo } from './repos.ts'
 import { packedRefs } from './refs.ts'
 
 // `git log` without a path, in process: the same revision walk git does by default (a
@@ -9,6 +8,18 @@ import { packedRefs } from './refs.ts'
 // repository's cat-file process and cached. It declines (undefined) whenever git could
 // answer differently: a commit with a non-UTF-8 encoding header, replace refs, grafts or
 // a shallow repository; the caller then asks git.
+
+/**
+ * What the walks read of a repository (repos.ts's Repo is one): declared here so that the
+ * repository module can use the walks without the two importing each other.
+ */
+export interface CommitSource {
+  readonly gitDir: string
+  /** A commit's parsed fields; undefined if not a plain commit. */
+  commitInfo(oid: string): Promise<CommitInfo | undefined>
+  /** The entry at a path of a commit's tree; null if there is none. */
+  entryAt(commit: string, p: string): Promise<{ mode: string; oid: string } | null>
+}
 
 export interface Ident {
   name: string
@@ -100,7 +111,7 @@ export function plainHistory(gitDir: string): boolean {
 
 /** Commits `skip` to `skip + count` of `git log <start>` (fewer at the end of history). */
 export async function walkLog(
-  repo: Repo,
+  repo: CommitSource,
   start: string,
   skip: number,
   count: number,
@@ -123,7 +134,12 @@ export async function walkLog(
  * Queue the parents not seen yet, each after every queued commit with the same or a newer
  * date (git's insert_by_date). False when one of them is not a plain commit here.
  */
-async function enqueue(repo: Repo, queue: CommitInfo[], seen: Set<string>, parents: string[]): Promise<boolean> {
+async function enqueue(
+  repo: CommitSource,
+  queue: CommitInfo[],
+  seen: Set<string>,
+  parents: string[],
+): Promise<boolean> {
   const fresh = parents.filter((p) => !seen.has(p))
   for (const p of fresh) seen.add(p)
   const infos = await Promise.all(fresh.map((p) => repo.commitInfo(p)))
@@ -144,7 +160,7 @@ async function enqueue(repo: Repo, queue: CommitInfo[], seen: Set<string>, paren
  * are reported as recorded (git log does not rewrite %P without --parents).
  */
 export async function walkPathLog(
-  repo: Repo,
+  repo: CommitSource,
   start: string,
   p: string,
   skip: number,
@@ -196,7 +212,7 @@ const STALE = 4
  * there are several (criss-cross merges: git then filters and picks one) or the walk
  * declines. null: no common history.
  */
-export async function mergeBase(repo: Repo, a: string, b: string): Promise<string | null | undefined> {
+export async function mergeBase(repo: CommitSource, a: string, b: string): Promise<string | null | undefined> {
   if (a === b) return a
   const painted = await paint(repo, a, b)
   if (!painted) return undefined
@@ -212,7 +228,7 @@ export async function mergeBase(repo: Repo, a: string, b: string): Promise<strin
  * (flag P2) exactly when `a` is an ancestor of `d`, since nothing between them is staled
  * before the paint arrives. undefined when the walk declines (ask git).
  */
-export async function isAncestor(repo: Repo, a: string, d: string): Promise<boolean | undefined> {
+export async function isAncestor(repo: CommitSource, a: string, d: string): Promise<boolean | undefined> {
   if (a === d) return true
   const painted = await paint(repo, a, d)
   return painted && ((painted.flags.get(a) ?? 0) & P2) !== 0
@@ -220,7 +236,7 @@ export async function isAncestor(repo: Repo, a: string, d: string): Promise<bool
 
 /** Paint down to common from a (P1) and b (P2), git's paint_down_to_common. */
 async function paint(
-  repo: Repo,
+  repo: CommitSource,
   a: string,
   b: string,
 ): Promise<{ flags: Map<string, number>; result: string[] } | undefined> {

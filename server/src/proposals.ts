@@ -12,7 +12,8 @@ import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts'
 import { nowIso, page } from './util.ts'
 import { attachRecord, provenanceStatus } from './provenance.ts'
 import { releaseWorkspaceRef } from './wsrefs.ts'
-import { buildTree, getWorkspace } from './workspaces.ts'
+import { getWorkspace } from './workspaces.ts'
+import { buildTree } from './wstree.ts'
 
 // Proposals are real commits on refs/proposals/<id> whose parent is the workspace base.
 // Metadata (reviews, provenance, state) lives in the store; the ref is the truth for head.
@@ -25,7 +26,6 @@ function emailOf(principal: string): string {
 }
 
 async function commitWorkspace(
-  ctx: Ctx,
   repo: Repo,
   ws: WorkspaceRec,
   actor: string,
@@ -39,7 +39,7 @@ async function commitWorkspace(
     type: 'commit',
     body: formatCommit({ tree, parents: ws.base ? [ws.base] : [], author: who, committer: who, message }),
   })
-  return (await buildTree(ctx, repo, ws, commit)).extra as string
+  return (await buildTree(repo, ws, commit)).extra as string
 }
 
 function messageFor(
@@ -84,7 +84,6 @@ export async function createProposal(
     ctx.store.commit([op])
     const description = body.description ?? ''
     const head = await commitWorkspace(
-      ctx,
       repo,
       ws,
       caller.actor,
@@ -162,7 +161,6 @@ export async function reviseProposal(
     const p = ctx.store.get('proposals', id) as ProposalRec
     if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
     const head = await commitWorkspace(
-      ctx,
       repo,
       ws,
       caller.actor,

@@ -3,7 +3,7 @@ import { gitText } from './git.ts'
 import { formatCommit, gitDate, type RawObject } from './objects.ts'
 import type { Repo } from './repos.ts'
 import type { WorkspaceRec } from './types.ts'
-import { buildTree } from './workspaces.ts'
+import { buildTree } from './wstree.ts'
 
 // Workspace contents are blobs no branch reaches: git gc (by an operator, cron, or
 // git's own gc --auto) would prune them once older than gc.pruneExpire, at once with
@@ -54,7 +54,7 @@ export async function syncWorkspaceRef(ctx: Ctx, repo: Repo, id: string, ws: Wor
   const cur = await repo.refValue(ref)
   let built: { tree: string; extra?: string } | undefined
   const build = async (w: WorkspaceRec): Promise<{ tree: string; extra?: string }> =>
-    (built ??= await buildTree(ctx, repo, w, stateCommit(w)))
+    (built ??= await buildTree(repo, w, stateCommit(w)))
   if (ws && (await needsRef(ctx, repo, ws, async () => (await build(ws)).tree))) {
     const commit = (await build(ws)).extra as string
     if (cur !== commit && !(await repo.casRef(ref, commit, cur)))

@@ -5,11 +5,10 @@ import { execFileSync } from 'node:child_process'
 import fc from 'fast-check'
 import { GIT_ENV, makeSourceRepo, sh, tmpdir, workspaceRecord } from './helpers.ts'
 import { Repo } from '../../server/src/repos.ts'
-import { buildTree } from '../../server/src/workspaces.ts'
+import { buildTree } from '../../server/src/wstree.ts'
 import { cleanIdent, formatCommit, hashObject, writeObject } from '../../server/src/objects.ts'
 import { Store } from '../../server/src/store.ts'
 import { mintToken, hashToken } from '../../server/src/auth.ts'
-import type { Ctx } from '../../server/src/context.ts'
 import type { OverlayEntry, WorkspaceRec } from '../../server/src/types.ts'
 
 // Objects written in-process must be exactly what git would write: checked against git
@@ -31,7 +30,6 @@ const gitDir = path.join(src, '.git')
 const repo = new Repo('src', gitDir)
 t.teardown(() => repo.close())
 const base = sh(src, 'rev-parse', 'HEAD').trim()
-const ctx = { tmpDir: path.join(root, 'tmp') } as unknown as Ctx
 const git = (args: string[], input?: string | Buffer, env: Record<string, string> = {}): string =>
   execFileSync('git', ['--git-dir', gitDir, ...args], { env: { ...GIT_ENV, ...env }, input, encoding: 'utf8' })
 
@@ -130,7 +128,7 @@ t.test('trees: in-process build equals read-tree + update-index + write-tree', a
         created_at: '',
         updated_at: '',
       } as WorkspaceRec
-      const mine = (await buildTree(ctx, repo, ws)).tree
+      const mine = (await buildTree(repo, ws)).tree
       const theirs = oracleTree(changes)
       if (mine !== theirs) throw new Error(`tree mismatch for ${JSON.stringify(changes)}: ${mine} != ${theirs}`)
     }),
@@ -140,7 +138,7 @@ t.test('trees: in-process build equals read-tree + update-index + write-tree', a
   t.equal(sh(src, 'fsck', '--no-progress', '--no-dangling').trim(), '', 'every object written is valid')
   // deleting everything leaves the empty tree, which is written as a real object
   const all: Record<string, null> = Object.fromEntries([...baseFiles.keys()].map((p) => [p, null]))
-  const empty = await buildTree(ctx, repo, {
+  const empty = await buildTree(repo, {
     id: 'ws-e',
     repo: 'src',
     base,
