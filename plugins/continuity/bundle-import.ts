@@ -3,12 +3,13 @@
 // replaced, and is backed up first); any failure removes what was installed and restores the
 // backup. The ledger lines are appended last, once everything else is in place. The current
 // task pointer is never touched: an imported task arrives parked, its verification unknown.
+// importBundle reads, checks and plans the bundle (bundles.ts) and applies it, here.
 import { lstat, mkdir, realpath, rename, rm, rmdir, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { TaskBundle } from './bundle-format.ts'
 import { stableStringify } from './bundle-format.ts'
 import type { ImportPlan } from './bundles.ts'
-import { retainedImports, storageId } from './bundles.ts'
+import { planFor, readBundleFile, retainedImports, storageId } from './bundles.ts'
 import { refuse } from './errors.ts'
 import { appendLines, createId, DIR_MODE, jsonText, readJson, SCHEMA_VERSION, writeFilePrivate } from './pack-files.ts'
 import { fileRecord, hashFile, resolveRegularFileWithin } from './sources.ts'
@@ -52,7 +53,22 @@ interface StagedFile {
   mode: 'create' | 'replace'
 }
 
-export async function applyImport(
+export async function importBundle(pack: Pack, path: string, o: { asNew?: boolean | undefined } = {}) {
+  await pack.requireInitialized()
+  return pack.write(async () => {
+    const { bundle, warnings } = await readBundleFile(pack, path)
+    const r = await pack.redactor()
+    if (stableStringify(r.redactDeep(bundle)) !== stableStringify(bundle))
+      throw refuse(
+        'invalid',
+        'the bundle holds values this pack would redact (secrets or tokens); refusing to import it',
+      )
+    const plan = await planFor(pack, bundle, warnings, o)
+    return applyImport(pack, bundle, plan, o)
+  })
+}
+
+async function applyImport(
   pack: Pack,
   bundle: TaskBundle,
   plan: ImportPlan,

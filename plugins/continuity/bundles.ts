@@ -30,7 +30,6 @@ import { formatHandoff } from './reports.ts'
 import { hashFile, resolveRegularFileWithin } from './sources.ts'
 import type { Pack } from './store.ts'
 import type { PackEvent, TaskStatus, TaskVerification } from './types.ts'
-import { applyImport } from './bundle-import.ts'
 
 export interface ExportOptions {
   taskId?: string | undefined
@@ -238,21 +237,6 @@ export async function planImport(
   return planFor(pack, bundle, warnings, o)
 }
 
-export async function importBundle(pack: Pack, path: string, o: { asNew?: boolean | undefined } = {}) {
-  await pack.requireInitialized()
-  return pack.write(async () => {
-    const { bundle, warnings } = await readBundleFile(pack, path)
-    const r = await pack.redactor()
-    if (stableStringify(r.redactDeep(bundle)) !== stableStringify(bundle))
-      throw refuse(
-        'invalid',
-        'the bundle holds values this pack would redact (secrets or tokens); refusing to import it',
-      )
-    const plan = await planFor(pack, bundle, warnings, o)
-    return applyImport(pack, bundle, plan, o)
-  })
-}
-
 export function storageId(bundleId: string): string {
   return bundleId.replace(':', '-')
 }
@@ -303,7 +287,8 @@ export async function retainedImports(pack: Pack, bundle: TaskBundle): Promise<R
   return out
 }
 
-async function planFor(
+/** The plan for a bundle already read and checked (planImport reads it from a file). */
+export async function planFor(
   pack: Pack,
   bundle: TaskBundle,
   bundleWarnings: string[],

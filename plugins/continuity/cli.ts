@@ -5,7 +5,8 @@
 import { resolve } from 'node:path'
 import { PRESET_NAMES, resolveBudget } from './budget.ts'
 import type { Preset } from './budget.ts'
-import { exportBundle, importBundle, inspectBundle, planImport } from './bundles.ts'
+import { importBundle } from './bundle-import.ts'
+import { exportBundle, inspectBundle, planImport } from './bundles.ts'
 import { createCheckpoint, diffCheckpoints } from './checkpoints.ts'
 import { formatGate, gateFindings } from './gate.ts'
 import {

@@ -7,13 +7,8 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { digestPayload, MAX_BUNDLE_BYTES, stableStringify } from '../../../plugins/continuity/bundle-format.ts'
 import type { TaskBundle } from '../../../plugins/continuity/bundle-format.ts'
-import {
-  exportBundle,
-  importBundle,
-  inspectBundle,
-  planImport,
-  sanitizeRemote,
-} from '../../../plugins/continuity/bundles.ts'
+import { importBundle } from '../../../plugins/continuity/bundle-import.ts'
+import { exportBundle, inspectBundle, planImport, sanitizeRemote } from '../../../plugins/continuity/bundles.ts'
 import { attachEvidence, recordSource } from '../../../plugins/continuity/ledger.ts'
 import { startTask, updateVerification } from '../../../plugins/continuity/lifecycle.ts'
 import { readCurrentTaskId, readPassport } from '../../../plugins/continuity/passports.ts'
