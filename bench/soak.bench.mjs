@@ -6,7 +6,8 @@
 // minute (target: last within 10% of first), the server's RSS every 30 s, its peak and its
 // final idle RSS (target: flat after warm-up; the store keeps every workspace, proposal and
 // run it is given, so growth is also shown per record kept), and the file-read rate
-// relative to the baseline (target: at least 5x).
+// relative to the baseline (target: at least 5x). Beside the drift it reports a probe of the
+// machine's own speed in the same two windows (see PROBE).
 // The two servers run concurrently (see main), so the run takes `seconds`, not twice that.
 //   node bench/soak.bench.mjs [seconds] [--baseline REV|none] [--steady]   (or SOAK_SECONDS=60 npm run bench soak)
 //   --steady: the writers only write files into their workspaces (no proposals, integrations
@@ -308,6 +309,7 @@ async function soak(server, src, label) {
   const warm = rss.filter((x) => x.t - t0 >= WINDOW_S * 1000)
   return {
     label,
+    t0,
     elapsed,
     samples,
     errors,
@@ -325,13 +327,55 @@ async function soak(server, src, label) {
   }
 }
 
+// The machine is a shared VM whose speed drifts on its own: a neighbour on the same host
+// slows every instruction without showing as load here, and in runs of one build the first
+// minute's server CPU per request ranged from 0.64 to 1.02 ms. The probe, a process of its
+// own, does a fixed piece of work (objects, a Map, JSON, hashing: the server's kind) every
+// 2 s and reports the CPU time it took, so a report can tell the server ageing from the
+// machine slowing. It costs about 1% of one CPU.
+const PROBE = `
+const { createHash } = require('node:crypto')
+const blob = Buffer.alloc(64 * 1024, 7)
+const round = () => {
+  const c0 = process.cpuUsage()
+  for (let k = 0; k < 4; k++) {
+    const m = new Map()
+    for (let i = 0; i < 5000; i++) m.set('k' + i, { i, s: 'v' + i, a: [i, i + 1] })
+    const text = JSON.stringify([...m.values()])
+    JSON.parse(text)
+    for (let i = 0; i < 16; i++) createHash('sha1').update(blob).digest('hex')
+  }
+  const d = process.cpuUsage(c0)
+  process.stdout.write((d.user + d.system) / 1000 + '\\n')
+}
+setInterval(round, 2000)
+`
+
+/** Starts the probe; its rounds arrive as { t (this process's clock), ms (the round's CPU) }. */
+function startProbe() {
+  /** @type {{ t: number, ms: number }[]} */
+  const rounds = []
+  const child = spawn(process.execPath, ['-e', PROBE], { stdio: ['ignore', 'pipe', 'inherit'] })
+  children.push(child)
+  let buf = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (d) => {
+    buf += d
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      rounds.push({ t: performance.now(), ms: Number(buf.slice(0, nl)) })
+      buf = buf.slice(nl + 1)
+    }
+  })
+  return { rounds, stop: () => child.kill('SIGTERM') }
+}
+
 const pct = (xs, p) => {
   if (xs.length === 0) return NaN
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
 }
 
-function report(run, sideBySide) {
+function report(run, sideBySide, probe) {
   const f = (n, w = 8, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-').padStart(w)
   const first = (x) => x.t < WINDOW_S * 1000
   const last = (x) => x.t >= (run.elapsed - WINDOW_S) * 1000
@@ -366,6 +410,15 @@ function report(run, sideBySide) {
   const cpuLast = (run.cpuAt(run.elapsed) - run.cpuAt(run.elapsed - WINDOW_S)) / run.samples.filter(last).length
   console.log(
     `server CPU per request: first ${cpuFirst.toFixed(2)} ms, last ${cpuLast.toFixed(2)} ms (${f((cpuLast / cpuFirst - 1) * 100, 1)}%)`,
+  )
+  // The probe's rounds in the same two windows (its first rounds warm up its own JIT).
+  const rounds = probe.slice(3)
+  const inWindow = (from, to) =>
+    rounds.filter((r) => r.t >= run.t0 + from * 1000 && r.t < run.t0 + to * 1000).map((r) => r.ms)
+  const probeFirst = pct(inWindow(0, WINDOW_S), 50)
+  const probeLast = pct(inWindow(run.elapsed - WINDOW_S, run.elapsed), 50)
+  console.log(
+    `machine probe (fixed work in a process of its own, CPU ms a round, median): first ${f(probeFirst, 1)}, last ${f(probeLast, 1)} (${f((probeLast / probeFirst - 1) * 100, 1)}%): how much the machine itself slowed`,
   )
   console.log(
     `RSS MB: peak ${run.rss.peakMb.toFixed(1)}, after warm-up ${run.rss.warmMb.toFixed(1)}, peak after warm-up ${run.rss.peakAfterWarmMb.toFixed(1)}, final (15 s idle) ${run.rss.finalMb.toFixed(1)}`,
@@ -405,11 +458,13 @@ async function main() {
   // machine is doing weighs on both alike, so the ratio compares the servers.
   const base = BASELINE !== 'none' ? buildBaseline(BASELINE) : undefined
   const load0 = loadavg()
+  const probe = startProbe()
   const results = await Promise.all([
     ...(base ? [soak(base, src, `baseline ${BASELINE}`)] : []),
     soak(bin, src, 'current'),
   ])
-  const runs = results.map((r) => report(r, results.length > 1))
+  probe.stop()
+  const runs = results.map((r) => report(r, results.length > 1, probe.rounds))
   // The machine is shared: its load average says how much of the drift is the neighbours'.
   console.log(`\nload average at start: ${load0}; at end: ${loadavg()}`)
   if (runs.length === 2) {
