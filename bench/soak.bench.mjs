@@ -18,6 +18,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { buildSync } from 'esbuild'
 import { cpuMs, gitEnv as env, scratch } from './proc.mjs'
@@ -357,15 +358,7 @@ function startProbe() {
   const rounds = []
   const child = spawn(process.execPath, ['-e', PROBE], { stdio: ['ignore', 'pipe', 'inherit'] })
   children.push(child)
-  let buf = ''
-  child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (d) => {
-    buf += d
-    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-      rounds.push({ t: performance.now(), ms: Number(buf.slice(0, nl)) })
-      buf = buf.slice(nl + 1)
-    }
-  })
+  createInterface({ input: child.stdout }).on('line', (line) => rounds.push({ t: performance.now(), ms: Number(line) }))
   return { rounds, stop: () => child.kill('SIGTERM') }
 }
 
