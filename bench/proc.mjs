@@ -20,6 +20,15 @@ export function cpuMs(pid) {
   }
 }
 
+/** CPU time in ms of a process's main thread (where Node runs its JavaScript), like cpuMs. */
+export function mainThreadMs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
+  } catch {
+    return NaN
+  }
+}
+
 /**
  * Ends a child's stdin and waits for it to exit, killing it after `ms`.
  * @param {import('node:child_process').ChildProcess} proc @param {Promise<unknown>} exited resolves on exit

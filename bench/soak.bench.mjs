@@ -7,9 +7,12 @@
 // final idle RSS (target: flat after warm-up; the store keeps every workspace, proposal and
 // run it is given, so growth is also shown per record kept), and the file-read rate
 // relative to the baseline (target: at least 5x). Beside the drift it reports a probe of the
-// machine's own speed in the same two windows (see PROBE).
+// machine's own speed in the same two windows (see PROBE), and then measures ageing so that
+// the machine's drift cannot move it: the aged server and a fresh one take turns under the
+// same clients (see agedAgainstFresh; this adds 2 x WINDOW_S and a setup to the run).
 // The two servers run concurrently (see main), so the run takes `seconds`, not twice that.
-//   node bench/soak.bench.mjs [seconds] [--baseline REV|none] [--steady]   (or SOAK_SECONDS=60 npm run bench soak)
+//   node bench/soak.bench.mjs [seconds] [--baseline REV|none] [--rev REV] [--steady] [--no-ageing] [--control]
+//   (or SOAK_SECONDS=60 npm run bench soak)
 //   --steady: the writers only write files into their workspaces (no proposals, integrations
 //   or claims), so the store keeps no new records and RSS and CPU per request must stay flat.
 //   (default 300 s each; the baseline defaults to main before issue 14, built from a
@@ -21,7 +24,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { buildSync } from 'esbuild'
-import { cpuMs, gitEnv as env, scratch } from './proc.mjs'
+import { cpuMs, gitEnv as env, mainThreadMs, scratch } from './proc.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const bin = path.join(root, 'dist/ag-server.mjs')
@@ -31,9 +34,15 @@ if (!fs.existsSync(bin)) {
 }
 const args = process.argv.slice(2)
 const bi = args.indexOf('--baseline')
-const BASELINE = bi >= 0 ? args[bi + 1] : '07e2c4d' // main before issue 14
+const ri = args.indexOf('--rev')
+// --rev REV: soak the server of an older commit alone (built as the baseline is), e.g. to see
+// whether this bench measures an ageing a later commit fixed.
+const REV = ri >= 0 ? args[ri + 1] : undefined
+const BASELINE = REV ? 'none' : bi >= 0 ? args[bi + 1] : '07e2c4d' // main before issue 14
 const SECONDS = Number(
-  args.find((a, i) => /^[0-9]+$/.test(a) && args[i - 1] !== '--baseline') ?? process.env.SOAK_SECONDS ?? 300,
+  args.find((a, i) => /^[0-9]+$/.test(a) && !['--baseline', '--rev'].includes(args[i - 1] ?? '')) ??
+    process.env.SOAK_SECONDS ??
+    300,
 )
 const CONCURRENCY = 16
 const WINDOW_S = Math.min(60, SECONDS / 3) // "first minute" / "last minute" (shorter in short runs)
@@ -90,6 +99,23 @@ function buildBaseline(rev) {
   }
 }
 
+/** CPU time this process has used, ms (the bench's clients). */
+const clientMs = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
+
+/** The machine's CPU time so far, in ticks: [busy, idle (with iowait), steal]. */
+function machineTicks() {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? ''
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number)
+  return [user + nice + system + irq + softirq, idle + iowait, steal]
+}
+
 const loadavg = () =>
   os
     .loadavg()
@@ -105,12 +131,15 @@ function rssKb(pid) {
   }
 }
 
+// SOAK_SERVE_ARGS: more `serve` options for every server, e.g. "--no-lean-heap".
+const SERVE_ARGS = (process.env.SOAK_SERVE_ARGS ?? '').split(' ').filter(Boolean)
+
 function serve(server, data) {
   // SOAK_CPU_PROF=DIR: write each server's CPU profile there (open in Chrome DevTools).
   const prof = process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : []
   const child = spawn(
     process.execPath,
-    [...prof, server, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'],
+    [...prof, server, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0', ...SERVE_ARGS],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
       env,
@@ -181,8 +210,15 @@ const WRITES = args.includes('--steady')
       ['claim', 15],
     ]
 const OPS = [...READS, ...WRITES]
+const AGEING = !args.includes('--no-ageing')
+/** --control: no soak; the ageing comparison between two fresh servers (its noise floor). */
+const CONTROL = args.includes('--control')
 
-async function soak(server, src, label) {
+/**
+ * A server ready for the clients: set up, listening, with its tasks made and every writing
+ * client's workspace filled. `drive` runs the clients against it.
+ */
+async function prepare(server, src, label) {
   const { data, agent, human, admin } = await setup(server, src, label)
   const { child, url } = await serve(server, data)
   const call = async (token, method, p, body) => {
@@ -203,34 +239,6 @@ async function soak(server, src, label) {
   const tasks = []
   for (let i = 0; i < TASKS; i++)
     tasks.push((await must(admin, 'POST', '/admin/repos/soak/tasks', { title: `t${i}` })).id)
-  const rss = []
-  const sampler = setInterval(() => {
-    const v = rssKb(child.pid)
-    if (v) rss.push({ t: performance.now(), kb: v, cpu: cpuMs(child.pid) })
-  }, 500)
-  const samples = [] // { op, t, ms, ok }
-  const errors = new Map()
-  let conflicts = 0
-  // Records the store keeps for good (workspaces, proposals, runs) made after warm-up: the
-  // data grows by design, so RSS growth is judged against it.
-  let recordsAfterWarm = 0
-  const made = (n) => {
-    if (performance.now() - t0 >= WINDOW_S * 1000) recordsAfterWarm += n
-  }
-  let seq = 0
-  let rnd = 12345
-  const rand = () => {
-    rnd = (rnd * 1103515245 + 12345) & 0x7fffffff
-    return rnd / 0x7fffffff
-  }
-  const pick = (mix) => {
-    let x = rand() * mix.reduce((a, [, w]) => a + w, 0)
-    for (const [op, w] of mix) {
-      x -= w
-      if (x < 0) return op
-    }
-    return mix[0][0]
-  }
   // Each client's workspace holds every path it will write before the clock starts: a write
   // costs more in a workspace with more paths, so one filling up during the run (200 paths
   // drawn at random take most of 5 minutes to all appear) would be data growing, not the
@@ -244,9 +252,31 @@ async function soak(server, src, label) {
       return id
     }),
   )
-  const t0 = performance.now()
-  const cpu0 = cpuMs(child.pid)
-  const end = t0 + SECONDS * 1000
+  return { child, call, must, agent, human, tasks, workspaces }
+}
+
+let seq = 0
+let rnd = 12345
+const rand = () => {
+  rnd = (rnd * 1103515245 + 12345) & 0x7fffffff
+  return rnd / 0x7fffffff
+}
+const pick = (mix) => {
+  let x = rand() * mix.reduce((a, [, w]) => a + w, 0)
+  for (const [op, w] of mix) {
+    x -= w
+    if (x < 0) return op
+  }
+  return mix[0][0]
+}
+
+/**
+ * Runs the CONCURRENCY clients against a prepared server until `end` (performance.now()),
+ * each finishing the request it has started. Every request becomes a sample { op, t (ms
+ * after t0), ms, ok }; `made(n)` counts records the store keeps for good.
+ */
+async function drive(s, end, t0, out) {
+  const { call, must, agent, human, tasks, workspaces } = s
   const worker = async (w) => {
     const ws = workspaces[w]
     const mix = w % 2 === 0 ? READS : WRITES
@@ -268,7 +298,7 @@ async function soak(server, src, label) {
         })
       else if (op === 'propose' || op === 'integrate') {
         const pw = (await must(agent, 'POST', '/repos/soak/workspaces', {})).id
-        made(1)
+        out.made(1)
         // Proposals rewrite one of PROPOSED_PATHS: main keeps the size it reached in the first
         // seconds, so a slower last minute is the server ageing, not more data (one new file per
         // integration grew main by 43% in 5 minutes, and search, which reads every file, with it).
@@ -277,29 +307,78 @@ async function soak(server, src, label) {
           content: `proposed ${i}\n`,
         })
         r = await call(agent, 'POST', `/workspaces/${pw}/proposals`, { title: `soak ${i}` })
-        if (r.status === 201) made(1)
+        if (r.status === 201) out.made(1)
         if (op === 'integrate' && r.status === 201) {
           r = await call(human, 'POST', `/proposals/${r.body.id}/integrate`, { strategy: 'merge' })
           // Two proposals of the same file, both based on an older main: the second one conflicts.
           if (r.status === 409) {
-            conflicts++
+            out.conflicts++
             r = { status: 200 } // an answer, not a failure
           }
         }
       } else {
         r = await call(agent, 'POST', `/tasks/${tasks[i % TASKS]}/claim`, {})
-        if (r.status === 201) made(1)
+        if (r.status === 201) out.made(1)
         if (r.status === 201) await call(agent, 'POST', `/runs/${r.body.run_id}/release`, { outcome: 'abandoned' })
         else if (r.status === 409) r = { status: 200 } // lost a race for the task: an answer, not a failure
       }
       const ok = r.status < 300
-      if (!ok) errors.set(`${op} ${r.status}`, (errors.get(`${op} ${r.status}`) ?? 0) + 1)
-      samples.push({ op, t: s - t0, ms: performance.now() - s, ok })
+      if (!ok) out.errors.set(`${op} ${r.status}`, (out.errors.get(`${op} ${r.status}`) ?? 0) + 1)
+      out.samples.push({ op, t: s - t0, ms: performance.now() - s, ok })
     }
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)))
+}
+
+/** Where `drive` puts what it saw. */
+const tally = (made = () => {}) => ({ samples: [], errors: new Map(), conflicts: 0, made })
+
+// Ageing measured so the machine's drift cannot move it: the aged server (after the soak)
+// and a fresh one (new data from the same source, started now) take turns under the same
+// clients, in short slices ordered fresh, aged, aged, fresh, ... until each has had
+// WINDOW_S of load. A change of the machine's speed over minutes then weighs on both alike,
+// and the fresh server's turns are its first minute, as the soak's first window was.
+const SLICE_S = Math.min(5, WINDOW_S / 6)
+
+async function agedAgainstFresh(aged, server, src, label, made) {
+  const fresh = await prepare(server, src, `${label}-fresh`)
+  const seen = { fresh: { ...tally(), cpuMs: 0, mainMs: 0 }, aged: { ...tally(made), cpuMs: 0, mainMs: 0 } }
+  const turns = Math.round(WINDOW_S / SLICE_S) * 2
+  for (let k = 0; k < turns; k++) {
+    const who = k % 4 === 0 || k % 4 === 3 ? 'fresh' : 'aged'
+    const s = who === 'fresh' ? fresh : aged
+    const start = performance.now()
+    const [cpu0, main0] = [cpuMs(s.child.pid), mainThreadMs(s.child.pid)]
+    await drive(s, start + SLICE_S * 1000, start, seen[who])
+    seen[who].cpuMs += cpuMs(s.child.pid) - cpu0
+    seen[who].mainMs += mainThreadMs(s.child.pid) - main0
+  }
+  fresh.child.kill('SIGTERM')
+  await new Promise((r) => fresh.child.once('exit', r))
+  return seen
+}
+
+async function soak(server, src, label) {
+  const s = await prepare(server, src, label)
+  const { child } = s
+  const rss = []
+  const sampler = setInterval(() => {
+    const v = rssKb(child.pid)
+    if (v) rss.push({ t: performance.now(), kb: v, cpu: cpuMs(child.pid), client: clientMs(), machine: machineTicks() })
+  }, 500)
+  // Records the store keeps for good (workspaces, proposals, runs) made after warm-up: the
+  // data grows by design, so RSS growth is judged against it.
+  let recordsAfterWarm = 0
+  const t0 = performance.now()
+  const out = tally((n) => {
+    if (performance.now() - t0 >= WINDOW_S * 1000) recordsAfterWarm += n
+  })
+  const cpu0 = cpuMs(child.pid)
+  await drive(s, t0 + SECONDS * 1000, t0, out)
   const elapsed = (performance.now() - t0) / 1000
   const cpu = cpuMs(child.pid) - cpu0
+  const rssEnd = rss.length
+  const ageing = AGEING ? await agedAgainstFresh(s, server, src, label, out.made) : undefined
   // final RSS: after the load, once the server has been idle long enough for V8's memory
   // reducer (it starts 8 s after allocation slows) to hand back what the load left
   await new Promise((r) => setTimeout(r, 15_000))
@@ -307,20 +386,23 @@ async function soak(server, src, label) {
   const finalKb = rssKb(child.pid) ?? 0
   child.kill('SIGTERM')
   await new Promise((r) => child.once('exit', r))
-  const warm = rss.filter((x) => x.t - t0 >= WINDOW_S * 1000)
+  const during = rss.slice(0, rssEnd)
+  const warm = during.filter((x) => x.t - t0 >= WINDOW_S * 1000)
   return {
     label,
     t0,
     elapsed,
-    samples,
-    errors,
-    conflicts,
-    cpuPerRequest: cpu / samples.length,
-    cpuAt: (t) => (rss.find((x) => x.t - t0 >= t * 1000) ?? rss[rss.length - 1])?.cpu ?? NaN,
+    samples: out.samples,
+    errors: out.errors,
+    conflicts: out.conflicts,
+    ageing,
+    cpuPerRequest: cpu / out.samples.length,
+    /** The sampler's reading nearest after `t` s into the run. */
+    at: (t) => during.find((x) => x.t - t0 >= t * 1000) ?? during[during.length - 1],
     recordsAfterWarm,
-    rssAt: (sec) => ((rss.find((x) => x.t - t0 >= sec * 1000) ?? rss[rss.length - 1])?.kb ?? NaN) / 1024,
+    rssAt: (sec) => ((during.find((x) => x.t - t0 >= sec * 1000) ?? during[during.length - 1])?.kb ?? NaN) / 1024,
     rss: {
-      peakMb: Math.max(...rss.map((x) => x.kb)) / 1024,
+      peakMb: Math.max(...during.map((x) => x.kb)) / 1024,
       warmMb: (warm[0]?.kb ?? 0) / 1024,
       peakAfterWarmMb: Math.max(0, ...warm.map((x) => x.kb)) / 1024,
       finalMb: finalKb / 1024,
@@ -368,8 +450,44 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
 }
 
+/** The aged server against the fresh one, per operation, from their interleaved turns. */
+/** A number right-aligned in `w` characters with `d` decimals ('-' when not finite). */
+const f = (n, w = 8, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-').padStart(w)
+
+function reportAgeing({ fresh, aged }) {
+  console.log(
+    `ageing: the server after the soak and a fresh one took turns of ${SLICE_S.toFixed(0)} s, ${WINDOW_S.toFixed(0)} s of load each`,
+  )
+  console.log('operation        fresh n  fresh p50  fresh p99   aged n   aged p50   aged p99   p50 aged')
+  let worst = -Infinity
+  for (const [op] of OPS) {
+    const a = fresh.samples.filter((x) => x.op === op).map((x) => x.ms)
+    const b = aged.samples.filter((x) => x.op === op).map((x) => x.ms)
+    const d = (pct(b, 50) / pct(a, 50) - 1) * 100
+    if (Number.isFinite(d)) worst = Math.max(worst, d)
+    console.log(
+      `${op.padEnd(16)} ${String(a.length).padStart(7)} ${f(pct(a, 50), 10)} ${f(pct(a, 99), 10)} ${String(b.length).padStart(8)} ${f(pct(b, 50), 10)} ${f(pct(b, 99), 10)} ${f(d, 9)}%`,
+    )
+  }
+  const per = (side, k) => side[k] / side.samples.length
+  const [a, b] = [per(fresh, 'cpuMs'), per(aged, 'cpuMs')]
+  const [am, bm] = [per(fresh, 'mainMs'), per(aged, 'mainMs')]
+  console.log(
+    `server CPU per request: fresh ${a.toFixed(3)} ms, aged ${b.toFixed(3)} ms (${f((b / a - 1) * 100, 1)}%; the fresh server's includes warming up, as the soak's first window did)`,
+  )
+  // The main thread runs the JavaScript; the others are V8's (GC marking and sweeping,
+  // compilers) and libuv's pool (fsync, file reads).
+  console.log(
+    `  main thread: fresh ${am.toFixed(3)} ms, aged ${bm.toFixed(3)} ms (${f((bm / am - 1) * 100, 1)}%); other threads: fresh ${(a - am).toFixed(3)} ms, aged ${(b - bm).toFixed(3)} ms (${f(((b - bm) / (a - am) - 1) * 100, 1)}%)`,
+  )
+  const errs = [...fresh.errors, ...aged.errors].map(([k, v]) => `${k}: ${v}`).join(', ')
+  if (errs) console.log(`errors while taking turns: ${errs}`)
+  console.log(
+    `ageing, p50 of the aged server against a fresh one at the same time: at most ${worst.toFixed(1)}% slower (target 10%): ${worst <= 10 ? 'PASS' : 'FAIL'}`,
+  )
+}
+
 function report(run, sideBySide, probe) {
-  const f = (n, w = 8, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-').padStart(w)
   const first = (x) => x.t < WINDOW_S * 1000
   const last = (x) => x.t >= (run.elapsed - WINDOW_S) * 1000
   console.log(
@@ -399,11 +517,29 @@ function report(run, sideBySide, probe) {
   )
   // Server CPU per request in the first and the last window: the drift figure that the
   // rest of the machine's load barely moves (latency drift includes it).
-  const cpuFirst = (run.cpuAt(WINDOW_S) - run.cpuAt(0)) / run.samples.filter(first).length
-  const cpuLast = (run.cpuAt(run.elapsed) - run.cpuAt(run.elapsed - WINDOW_S)) / run.samples.filter(last).length
-  console.log(
-    `server CPU per request: first ${cpuFirst.toFixed(2)} ms, last ${cpuLast.toFixed(2)} ms (${f((cpuLast / cpuFirst - 1) * 100, 1)}%)`,
-  )
+  const [nFirst, nLast] = [run.samples.filter(first).length, run.samples.filter(last).length]
+  const inFirst = (k) => (run.at(WINDOW_S)?.[k] ?? NaN) - (run.at(0)?.[k] ?? NaN)
+  const inLast = (k) => (run.at(run.elapsed)?.[k] ?? NaN) - (run.at(run.elapsed - WINDOW_S)?.[k] ?? NaN)
+  const perRequest = (label, k) => {
+    const a = inFirst(k) / nFirst
+    const b = inLast(k) / nLast
+    console.log(`${label} per request: first ${a.toFixed(2)} ms, last ${b.toFixed(2)} ms (${f((b / a - 1) * 100, 1)}%)`)
+  }
+  perRequest('server CPU', 'cpu')
+  // The clients run in this process; side by side it drives both servers.
+  if (!sideBySide) perRequest('bench client CPU (this process)', 'client')
+  // What else the machine did in the two windows: a latency can rise with no CPU cost
+  // anywhere if the host takes the CPUs away (steal) or the machine is busy with others.
+  const share = (w) => {
+    const [from, to] = w === 'first' ? [0, WINDOW_S] : [run.elapsed - WINDOW_S, run.elapsed]
+    const a = run.at(from)?.machine
+    const b = run.at(to)?.machine
+    if (!a || !b) return '-'
+    const d = b.map((x, i) => x - a[i])
+    const total = d.reduce((x, y) => x + y, 0)
+    return `busy ${((d[0] / total) * 100).toFixed(0)}%, steal ${((d[2] / total) * 100).toFixed(1)}%`
+  }
+  console.log(`machine (all CPUs, /proc/stat): first window ${share('first')}; last window ${share('last')}`)
   // The probe's rounds in the same two windows (its first rounds warm up its own JIT).
   const rounds = probe.slice(3)
   const inWindow = (from, to) =>
@@ -431,8 +567,9 @@ function report(run, sideBySide, probe) {
   // Ageing shows as a slower last window; a faster one (warm caches, a quieter machine) is not a failure.
   const worst = Math.max(...Object.values(rows).map((r) => (Number.isFinite(r.drift) ? r.drift : -Infinity)))
   console.log(
-    `p50 drift, last window against the first: at most ${worst.toFixed(1)}% slower (target 10%): ${worst <= 10 ? 'PASS' : 'FAIL'}${sideBySide ? ' (side by side the two servers share the CPUs, so drift is also how they shared them: judge it with --baseline none)' : ''}`,
+    `p50 drift, last window against the first: at most ${worst.toFixed(1)}% slower (target 10%): ${worst <= 10 ? 'PASS' : 'FAIL'}${sideBySide ? ' (side by side the two servers share the CPUs, so drift is also how they shared them: judge it with --baseline none)' : ''}; the machine's own speed moves this too (see the probe), and cannot move the ageing line below`,
   )
+  if (run.ageing) reportAgeing(run.ageing)
   const merged = run.samples.filter((x) => x.op === 'integrate' && x.ok).length
   console.log(
     `integrations: ${merged - run.conflicts} merged, ${run.conflicts} refused as conflicts; main holds at most ${FILES + PROPOSED_PATHS} files`,
@@ -444,6 +581,13 @@ function report(run, sideBySide, probe) {
 
 async function main() {
   const src = buildSource()
+  if (CONTROL) {
+    // Two fresh servers in the turns of the ageing comparison: what it reads when nothing
+    // aged, so its noise on this machine.
+    console.log(`ag-server soak, control: two fresh servers taking turns (${WINDOW_S.toFixed(0)} s of load each)`)
+    reportAgeing(await agedAgainstFresh(await prepare(bin, src, 'control'), bin, src, 'control', () => {}))
+    return
+  }
   console.log(
     `ag-server soak: ${FILES} files / ${COMMITS} commits, ${SECONDS} s per server, concurrency ${CONCURRENCY}, node ${process.version}, ${os.cpus().length} cpu`,
   )
@@ -454,7 +598,7 @@ async function main() {
   const probe = startProbe()
   const results = await Promise.all([
     ...(base ? [soak(base, src, `baseline ${BASELINE}`)] : []),
-    soak(bin, src, 'current'),
+    REV ? soak(buildBaseline(REV), src, `rev ${REV}`) : soak(bin, src, 'current'),
   ])
   probe.stop()
   const runs = results.map((r) => report(r, results.length > 1, probe.rounds))
