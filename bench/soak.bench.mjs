@@ -275,8 +275,8 @@ const pick = (mix) => {
  * each finishing the request it has started. Every request becomes a sample { op, t (ms
  * after t0), ms, ok }; `made(n)` counts records the store keeps for good.
  */
-async function drive(s, end, t0, out) {
-  const { call, must, agent, human, tasks, workspaces } = s
+async function drive(target, end, t0, out) {
+  const { call, must, agent, human, tasks, workspaces } = target
   const worker = async (w) => {
     const ws = workspaces[w]
     const mix = w % 2 === 0 ? READS : WRITES
@@ -346,12 +346,12 @@ async function agedAgainstFresh(aged, server, src, label, made) {
   const turns = Math.round(WINDOW_S / SLICE_S) * 2
   for (let k = 0; k < turns; k++) {
     const who = k % 4 === 0 || k % 4 === 3 ? 'fresh' : 'aged'
-    const s = who === 'fresh' ? fresh : aged
+    const { pid } = (who === 'fresh' ? fresh : aged).child
     const start = performance.now()
-    const [cpu0, main0] = [cpuMs(s.child.pid), mainThreadMs(s.child.pid)]
-    await drive(s, start + SLICE_S * 1000, start, seen[who])
-    seen[who].cpuMs += cpuMs(s.child.pid) - cpu0
-    seen[who].mainMs += mainThreadMs(s.child.pid) - main0
+    const [cpu0, main0] = [cpuMs(pid), mainThreadMs(pid)]
+    await drive(who === 'fresh' ? fresh : aged, start + SLICE_S * 1000, start, seen[who])
+    seen[who].cpuMs += cpuMs(pid) - cpu0
+    seen[who].mainMs += mainThreadMs(pid) - main0
   }
   fresh.child.kill('SIGTERM')
   await new Promise((r) => fresh.child.once('exit', r))
@@ -584,7 +584,9 @@ async function main() {
   if (CONTROL) {
     // Two fresh servers in the turns of the ageing comparison: what it reads when nothing
     // aged, so its noise on this machine.
-    console.log(`ag-server soak, control: two fresh servers taking turns (${WINDOW_S.toFixed(0)} s of load each)`)
+    console.log(
+      `ag-server soak, control: two fresh servers taking turns (${WINDOW_S.toFixed(0)} s of load each); "aged" below is the one set up first`,
+    )
     reportAgeing(await agedAgainstFresh(await prepare(bin, src, 'control'), bin, src, 'control', () => {}))
     return
   }
