@@ -400,7 +400,6 @@ async function soak(server, src, label) {
     /** The sampler's reading nearest after `t` s into the run. */
     at: (t) => during.find((x) => x.t - t0 >= t * 1000) ?? during[during.length - 1],
     recordsAfterWarm,
-    rssAt: (sec) => ((during.find((x) => x.t - t0 >= sec * 1000) ?? during[during.length - 1])?.kb ?? NaN) / 1024,
     rss: {
       peakMb: Math.max(...during.map((x) => x.kb)) / 1024,
       warmMb: (warm[0]?.kb ?? 0) / 1024,
@@ -450,10 +449,10 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
 }
 
-/** The aged server against the fresh one, per operation, from their interleaved turns. */
 /** A number right-aligned in `w` characters with `d` decimals ('-' when not finite). */
 const f = (n, w = 8, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-').padStart(w)
 
+/** The aged server against the fresh one, per operation, from their interleaved turns. */
 function reportAgeing({ fresh, aged }) {
   console.log(
     `ageing: the server after the soak and a fresh one took turns of ${SLICE_S.toFixed(0)} s, ${WINDOW_S.toFixed(0)} s of load each`,
@@ -553,7 +552,7 @@ function report(run, sideBySide, probe) {
     `RSS MB: peak ${run.rss.peakMb.toFixed(1)}, after warm-up ${run.rss.warmMb.toFixed(1)}, peak after warm-up ${run.rss.peakAfterWarmMb.toFixed(1)}, final (15 s idle) ${run.rss.finalMb.toFixed(1)}`,
   )
   const marks = []
-  for (let s = 30; s <= run.elapsed + 0.5; s += 30) marks.push(`${s}s ${run.rssAt(s).toFixed(0)}`)
+  for (let s = 30; s <= run.elapsed + 0.5; s += 30) marks.push(`${s}s ${((run.at(s)?.kb ?? NaN) / 1024).toFixed(0)}`)
   console.log(`RSS MB every 30 s: ${marks.join(', ')}`)
   // The store keeps every workspace, proposal and run: memory grows with that data by
   // design. Charging all of RSS's growth after warm-up to it gives an upper bound per record.
