@@ -350,30 +350,34 @@ export async function search(
   const needle = Buffer.from(q, 'utf8')
   const files = await searchFiles(repo, await repo.commitTree(commit), paths)
   const matches: SearchMatch[] = []
-  // Cached blobs are scanned without an await each; the others are asked for a window
-  // ahead, so the pipe stays busy while lines are scanned.
+  // Each file is looked up in the cache once, a window ahead: a cached blob is held from
+  // then on (so an eviction meanwhile costs nothing) and scanned without an await; the
+  // others are asked for, so the pipe stays busy while lines are scanned. (Looking every
+  // file up twice made the lookups a third of search's own time on a 2,000-file tree.)
   const AHEAD = 32
-  const pending = new Map<number, Promise<CatObject | null>>()
+  const ahead: (CatObject | Promise<CatObject | null> | undefined)[] = new Array(AHEAD)
   let asked = 0
   for (let i = 0; i < files.length; i++) {
     for (; asked < files.length && asked < i + AHEAD; asked++) {
       const oid = (files[asked] as FileRef).oid
-      if (repo.cachedObject(oid)) continue
-      const read = repo.object(oid)
-      // A search that stops early (limit reached) never awaits the rest: a failure of a
-      // read nobody waits for must not become an unhandled rejection.
-      read.catch(() => undefined)
-      pending.set(asked, read)
+      let got: CatObject | Promise<CatObject | null> | undefined = repo.cachedObject(oid)
+      if (!got) {
+        got = repo.object(oid)
+        // A search that stops early (limit reached) never awaits the rest: a failure of a
+        // read nobody waits for must not become an unhandled rejection.
+        got.catch(() => undefined)
+      }
+      ahead[asked % AHEAD] = got
     }
     const file = files[i] as FileRef
-    // Evicted since it was looked at, or read meanwhile by another request: either way,
-    // the cache or the read answers.
-    const wait = pending.get(i)
-    pending.delete(i)
-    const o = repo.cachedObject(file.oid) ?? (await (wait ?? repo.object(file.oid)))
+    const got = ahead[i % AHEAD]
+    ahead[i % AHEAD] = undefined
+    const o = got instanceof Promise ? await got : got
     if (!o || o.type !== 'blob') continue
     const data = o.data
-    if (data.subarray(0, BINARY_PROBE).includes(0)) continue
+    // git's -I test without a slice per file: the first NUL, if any, within the probe
+    const nul = data.indexOf(0)
+    if (nul >= 0 && nul < BINARY_PROBE) continue
     let from = 0
     let line = 1
     let counted = 0 // line numbers are counted up to here

@@ -184,6 +184,56 @@ t.test('search finds what git grep -n -I -F finds', async (t) => {
   t.same(capped, { matches: all.slice(0, 4), truncated: true }, 'the limit cuts in git order and says so')
 })
 
+t.test('search over more files than it reads ahead, some cached and some not, agrees with git grep', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  // 100 files (the look-ahead is 32), one process to write them: some match once, some
+  // twice, some are binary, the rest do not match.
+  const dir = path.join(root, 'many')
+  fs.mkdirSync(dir)
+  const names = Array.from({ length: 100 }, (_, i) => `f${String(i).padStart(3, '0')}.txt`)
+  names.forEach((n, i) => {
+    const body =
+      i % 7 === 0
+        ? 'bin\0needle\n'
+        : i % 3 === 0
+          ? `needle ${i}\nx\nneedle again\n`
+          : i % 2
+            ? `needle ${i}\n`
+            : 'none\n'
+    fs.writeFileSync(path.join(dir, n), body)
+  })
+  const oids = git(['hash-object', '-w', '--stdin-paths'], names.map((n) => path.join(dir, n)).join('\n'))
+    .trim()
+    .split('\n')
+  const files: Files = {}
+  names.forEach((n, i) => {
+    files[`many/${n}`] = { mode: '100644', oid: oids[i] as string }
+  })
+  const c = commit(files, [], 'many files')
+  const grep = (): { path: string; line: number; text: string }[] =>
+    git(['grep', '-n', '-I', '-F', '-z', '-e', 'needle', c])
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [loc = '', ln = '', text = ''] = l.split('\0')
+        return { path: loc.slice(c.length + 1), line: Number(ln), text }
+      })
+  // Every fifth file read into the cache first, so the scan meets both kinds out of order.
+  await search(
+    repo,
+    c,
+    'needle',
+    names.filter((_, i) => i % 5 === 0).map((n) => `many/${n}`),
+    1000,
+  )
+  const expected = grep()
+  t.ok(expected.length > 60, `${expected.length} matches`)
+  t.same(await search(repo, c, 'needle', [], 1000), { matches: expected, truncated: false }, 'partly cached')
+  t.same(await search(repo, c, 'needle', [], 1000), { matches: expected, truncated: false }, 'all cached')
+  t.same(await search(repo, c, 'needle', [], 50), { matches: expected.slice(0, 50), truncated: true }, 'cut at 50')
+})
+
 t.test('commit detail and branches read in process agree with git', async (t) => {
   const repo = new Repo('r', gitDir)
   t.teardown(() => repo.close())
