@@ -211,13 +211,13 @@ t.test('search over more files than it reads ahead, some cached and some not, ag
     files[`many/${n}`] = { mode: '100644', oid: oids[i] as string }
   })
   const c = commit(files, [], 'many files')
-  const grep = (): { path: string; line: number; text: string }[] =>
-    git(['grep', '-n', '-I', '-F', '-z', '-e', 'needle', c])
+  const grep = (at = c): { path: string; line: number; text: string }[] =>
+    git(['grep', '-n', '-I', '-F', '-z', '-e', 'needle', at])
       .split('\n')
       .filter(Boolean)
       .map((l) => {
         const [loc = '', ln = '', text = ''] = l.split('\0')
-        return { path: loc.slice(c.length + 1), line: Number(ln), text }
+        return { path: loc.slice(at.length + 1), line: Number(ln), text }
       })
   // Every fifth file read into the cache first, so the scan meets both kinds out of order.
   await search(
@@ -232,6 +232,37 @@ t.test('search over more files than it reads ahead, some cached and some not, ag
   t.same(await search(repo, c, 'needle', [], 1000), { matches: expected, truncated: false }, 'partly cached')
   t.same(await search(repo, c, 'needle', [], 1000), { matches: expected, truncated: false }, 'all cached')
   t.same(await search(repo, c, 'needle', [], 50), { matches: expected.slice(0, 50), truncated: true }, 'cut at 50')
+  // New roots reuse the file lists of the subtrees they share (one walked already, one
+  // changed, one new), and must still answer what git answers for each.
+  const c2 = commit({ ...files, 'a/new.txt': f('needle new\n') }, [c], 'a new directory')
+  const c3 = commit({ ...files, 'many/f001.txt': f('changed\nneedle changed\n') }, [c], 'a changed file')
+  for (const [at, what] of [
+    [c2, 'a directory added beside a walked one'],
+    [c3, 'a file changed in a walked directory'],
+    [c, 'the first root again'],
+  ] as const)
+    t.same(await search(repo, at, 'needle', [], 1000), { matches: grep(at), truncated: false }, what)
+  t.same(
+    await search(repo, c3, 'needle', ['many/f001.txt', 'many/f003.txt'], 1000),
+    { matches: grep(c3).filter((m) => ['many/f001.txt', 'many/f003.txt'].includes(m.path)), truncated: false },
+    'pathspecs inside a walked directory',
+  )
+})
+
+t.test('search walks a directory of 140,000 files (no spread of its list into an argument list)', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  // One blob under 140,000 names (a spread call overflows the stack from about 130,000).
+  const x = blob('x\n')
+  const names = Array.from({ length: 140_000 }, (_, i) => `f${String(i).padStart(6, '0')}`)
+  const big = git(['mktree'], names.map((n) => `100644 blob ${x}\t${n}`).join('\n') + '\n').trim()
+  const top = tree({ 'z.txt': f('needle after\n') })
+  const root = git(['mktree'], `040000 tree ${big}\tbig\n` + git(['ls-tree', top])).trim()
+  const c = git(['commit-tree', root], 'a large directory').trim()
+  t.same(await search(repo, c, 'needle', [], 10), {
+    matches: [{ path: 'z.txt', line: 1, text: 'needle after' }],
+    truncated: false,
+  })
 })
 
 t.test('commit detail and branches read in process agree with git', async (t) => {
