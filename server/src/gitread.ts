@@ -1,10 +1,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { git, gitText, type CatObject } from './git.ts'
+import { git, gitText } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
 import { isTreeMode } from './objects.ts'
 import { Lru } from './lru.ts'
+import { dirParts, isBinary, readAhead } from './corpus.ts'
 import { trivialMerge } from './merge.ts'
 import {
   mergeBase,
@@ -339,6 +340,7 @@ export interface SearchMatch {
  * files with a NUL in their first 8000 bytes skipped as binary (git's -I test), every
  * line containing q as bytes, in order. Attributes could make git treat a file as
  * binary or text differently; a repository with an info/attributes file goes to git.
+ * Without pathspecs it scans each directory's text end to end (corpus.ts).
  */
 export async function search(
   repo: Repo,
@@ -349,61 +351,100 @@ export async function search(
 ): Promise<{ matches: SearchMatch[]; truncated: boolean }> {
   if (fs.existsSync(path.join(repo.gitDir, 'info', 'attributes'))) return gitSearch(repo, commit, q, paths, limit)
   const needle = Buffer.from(q, 'utf8')
-  const files = await searchFiles(repo, await repo.commitTree(commit), paths)
+  const root = await repo.commitTree(commit)
   const matches: SearchMatch[] = []
-  // Each file is looked up in the cache once, a window ahead: a cached blob is held from
-  // then on (so an eviction meanwhile costs nothing) and scanned without an await; the
-  // others are asked for, so the pipe stays busy while lines are scanned. (Looking every
-  // file up twice made the lookups a third of search's own time on a 2,000-file tree.)
-  const AHEAD = 32
-  const ahead: (CatObject | Promise<CatObject | null> | undefined)[] = new Array(AHEAD)
-  let asked = 0
-  for (let i = 0; i < files.length; i++) {
-    for (; asked < files.length && asked < i + AHEAD; asked++) {
-      const oid = (files[asked] as FileRef).oid
-      let got: CatObject | Promise<CatObject | null> | undefined = repo.cachedObject(oid)
-      if (!got) {
-        got = repo.object(oid)
-        // A search that stops early (limit reached) never awaits the rest: a failure of a
-        // read nobody waits for must not become an unhandled rejection.
-        got.catch(() => undefined)
-      }
-      ahead[asked % AHEAD] = got
-    }
-    const file = files[i] as FileRef
-    const got = ahead[i % AHEAD]
-    ahead[i % AHEAD] = undefined
-    const o = got instanceof Promise ? await got : got
-    if (!o || o.type !== 'blob') continue
-    const data = o.data
-    // git's -I test without a slice per file: the first NUL, if any, within the probe
-    const nul = data.indexOf(0)
-    if (nul >= 0 && nul < BINARY_PROBE) continue
-    let from = 0
-    let line = 1
-    let counted = 0 // line numbers are counted up to here
-    for (;;) {
-      const at = data.indexOf(needle, from)
-      if (at < 0) break
-      // (a negative offset would count from the end)
-      const start = at === 0 ? 0 : data.lastIndexOf(10, at - 1) + 1
-      // q is one non-empty line (routes.ts), so a match never spans lines
-      let end = data.indexOf(10, at)
-      if (end < 0) end = data.length
-      for (let k = data.indexOf(10, counted); k >= 0 && k < start; k = data.indexOf(10, k + 1)) line++
-      counted = start
-      if (matches.length >= limit) return { matches, truncated: true }
-      const text = data.toString('utf8', start, end)
-      matches.push({ path: file.path, line, text: text.length > 1000 ? text.slice(0, 1000) : text })
-      from = end + 1
-      if (from > data.length) break
-    }
-  }
-  return { matches, truncated: false }
+  const truncated =
+    paths.length === 0
+      ? await searchDir(repo, root, '', needle, matches, limit)
+      : await scanFiles(repo, await searchFiles(repo, root, paths), needle, matches, limit)
+  return { matches, truncated }
 }
 
-// git's buffer_is_binary: a NUL in the first 8000 bytes
-const BINARY_PROBE = 8000
+/** Search the files one blob at a time; true if the limit cut it short. */
+async function scanFiles(
+  repo: Repo,
+  files: readonly FileRef[],
+  needle: Buffer,
+  out: SearchMatch[],
+  limit: number,
+): Promise<boolean> {
+  let truncated = false
+  await readAhead(
+    repo,
+    files.map((f) => f.oid),
+    (o, i) => {
+      if (!o || o.type !== 'blob' || isBinary(o.data)) return
+      truncated = scan(o.data, [0, o.data.length], [(files[i] as FileRef).path], needle, out, limit)
+      return truncated
+    },
+  )
+  return truncated
+}
+
+/** Search one directory's parts in order; true if the limit cut it short. */
+async function searchDir(
+  repo: Repo,
+  tree: string,
+  dir: string,
+  needle: Buffer,
+  out: SearchMatch[],
+  limit: number,
+): Promise<boolean> {
+  const parts = await dirParts(repo, tree, dir)
+  if (!parts) return scanFiles(repo, await regularFiles(repo, tree, dir, []), needle, out, limit)
+  for (const part of parts) {
+    if (part.kind === 'run') {
+      if (scan(part.bytes, part.starts, part.paths, needle, out, limit)) return true
+    } else if (part.kind === 'sub') {
+      if (await searchDir(repo, part.tree, part.dir, needle, out, limit)) return true
+    } else {
+      const o = await repo.object(part.oid)
+      if (!o || o.type !== 'blob' || isBinary(o.data)) continue
+      if (scan(o.data, [0, o.data.length], [part.path], needle, out, limit)) return true
+    }
+  }
+  return false
+}
+
+/**
+ * Every line containing needle in files laid end to end in bytes (file k is
+ * [starts[k], starts[k+1]), named paths[k]), in order, onto out; true if the limit
+ * cut it short. Every file but the last ends in a newline, so no line spans two.
+ */
+function scan(
+  bytes: Buffer,
+  starts: readonly number[],
+  paths: readonly string[],
+  needle: Buffer,
+  out: SearchMatch[],
+  limit: number,
+): boolean {
+  let k = 0
+  let line = 1
+  let counted = 0 // line numbers of file k are counted up to here
+  let from = 0
+  for (;;) {
+    const at = bytes.indexOf(needle, from)
+    if (at < 0) return false
+    if (at >= (starts[k + 1] as number)) {
+      while (at >= (starts[k + 1] as number)) k++
+      line = 1
+      counted = starts[k] as number
+    }
+    // (a negative offset would count from the end)
+    const start = at === 0 ? 0 : bytes.lastIndexOf(10, at - 1) + 1
+    // q is one non-empty line (routes.ts), so a match never spans lines
+    let end = bytes.indexOf(10, at)
+    if (end < 0) end = bytes.length
+    for (let n = bytes.indexOf(10, counted); n >= 0 && n < start; n = bytes.indexOf(10, n + 1)) line++
+    counted = start
+    if (out.length >= limit) return true
+    const text = bytes.toString('utf8', start, end)
+    out.push({ path: paths[k] as string, line, text: text.length > 1000 ? text.slice(0, 1000) : text })
+    from = end + 1
+    if (from > bytes.length) return false
+  }
+}
 
 interface FileRef {
   path: string

@@ -6,6 +6,7 @@ import { notFound, invalid } from './errors.ts'
 import { checkRef } from './paths.ts'
 import { isAncestor as walkIsAncestor, parseCommit, type CommitInfo } from './history.ts'
 import { Lru } from './lru.ts'
+import { once } from './util.ts'
 import { casRefFile, deleteRefFile, isPlainRef, listRefs, readRef, usesRefFiles } from './refs.ts'
 
 // Repositories are bare git repositories under <data>/repos/<name>.git. The directory is
@@ -277,15 +278,6 @@ export class Repo {
 
 const OID_RE = /^[0-9a-f]{40}$/
 
-/** Run `load` once per key at a time: callers arriving while it runs get the same promise. */
-function once<T>(inflight: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
-  let p = inflight.get(key)
-  if (!p) {
-    p = load().finally(() => inflight.delete(key))
-    inflight.set(key, p)
-  }
-  return p
-}
 const OBJECT_CACHE_BYTES = 8 * 1024 * 1024
 const TREE_CACHE_ENTRIES = 20_000
 const OBJECT_CACHE_ITEM = 256 * 1024

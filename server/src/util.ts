@@ -55,3 +55,13 @@ export function parseDuration(s: string): number {
   const mult = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] ?? ''] ?? 1
   return n * mult
 }
+
+/** Run `load` once per key at a time: callers arriving while it runs get the same promise. */
+export function once<T>(inflight: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  let p = inflight.get(key)
+  if (!p) {
+    p = load().finally(() => inflight.delete(key))
+    inflight.set(key, p)
+  }
+  return p
+}

@@ -210,6 +210,31 @@ t.test('search over more files than it reads ahead, some cached and some not, ag
   names.forEach((n, i) => {
     files[`many/${n}`] = { mode: '100644', oid: oids[i] as string }
   })
+  // Between them: files too large to copy into a directory's run (text and binary), an
+  // empty one, one without a final newline, and a subdirectory (git orders it as
+  // "f050.d/", before f050.txt).
+  const large = `${'filler line\n'.repeat(25_000)}needle in a large file\n${'more\n'.repeat(10)}needle last`
+  Object.assign(files, {
+    'many/f010.large': f(large),
+    'many/f020.large': f(Buffer.concat([Buffer.from('needle\0'), Buffer.alloc(300_000, 0x61)])),
+    'many/f030.empty': f(''),
+    'many/f040.nonl': f('needle without a newline'),
+    'many/f050.d/inner.txt': f('inner needle\n'),
+  })
+  // A directory with more text than one directory's runs may hold (4 MB: searched file
+  // by file), a subdirectory inside it, and a small directory after it.
+  const heavy = Array.from({ length: 20 }, (_, i) => {
+    const p = path.join(dir, `heavy${i}`)
+    fs.writeFileSync(p, `${'heavy filler\n'.repeat(18_000 + i)}needle heavy ${i}\n`)
+    return p
+  })
+  git(['hash-object', '-w', '--stdin-paths'], heavy.join('\n'))
+    .trim()
+    .split('\n')
+    .forEach((oid, i) => {
+      files[`many/heavy/h${String(i).padStart(2, '0')}.txt`] = { mode: '100644', oid }
+    })
+  Object.assign(files, { 'many/heavy/h05.d/x.txt': f('needle inside heavy\n'), 'many/z/last.txt': f('needle z\n') })
   const c = commit(files, [], 'many files')
   const grep = (at = c): { path: string; line: number; text: string }[] =>
     git(['grep', '-n', '-I', '-F', '-z', '-e', 'needle', at])
@@ -232,10 +257,27 @@ t.test('search over more files than it reads ahead, some cached and some not, ag
   t.same(await search(repo, c, 'needle', [], 1000), { matches: expected, truncated: false }, 'partly cached')
   t.same(await search(repo, c, 'needle', [], 1000), { matches: expected, truncated: false }, 'all cached')
   t.same(await search(repo, c, 'needle', [], 50), { matches: expected.slice(0, 50), truncated: true }, 'cut at 50')
+  t.ok(
+    expected.some((m) => m.path === 'many/f010.large') && expected.some((m) => m.path === 'many/f050.d/inner.txt'),
+    'the fixture has matches in a large file and in a subdirectory',
+  )
+  t.ok(
+    expected.some((m) => m.path === 'many/heavy/h05.d/x.txt') && expected.some((m) => m.path === 'many/z/last.txt'),
+    'and inside and after a directory searched file by file',
+  )
   // New roots reuse the file lists of the subtrees they share (one walked already, one
   // changed, one new), and must still answer what git answers for each.
   const c2 = commit({ ...files, 'a/new.txt': f('needle new\n') }, [c], 'a new directory')
   const c3 = commit({ ...files, 'many/f001.txt': f('changed\nneedle changed\n') }, [c], 'a changed file')
+  const [x, y] = await Promise.all([search(repo, c2, 'needle', [], 1000), search(repo, c2, 'needle', [], 7)])
+  t.same(
+    [x, y],
+    [
+      { matches: grep(c2), truncated: false },
+      { matches: grep(c2).slice(0, 7), truncated: true },
+    ],
+    'at once',
+  )
   for (const [at, what] of [
     [c2, 'a directory added beside a walked one'],
     [c3, 'a file changed in a walked directory'],
@@ -259,10 +301,9 @@ t.test('search walks a directory of 140,000 files (no spread of its list into an
   const top = tree({ 'z.txt': f('needle after\n') })
   const root = git(['mktree'], `040000 tree ${big}\tbig\n` + git(['ls-tree', top])).trim()
   const c = git(['commit-tree', root], 'a large directory').trim()
-  t.same(await search(repo, c, 'needle', [], 10), {
-    matches: [{ path: 'z.txt', line: 1, text: 'needle after' }],
-    truncated: false,
-  })
+  const after = { matches: [{ path: 'z.txt', line: 1, text: 'needle after' }], truncated: false }
+  t.same(await search(repo, c, 'needle', [], 10), after, 'the whole tree')
+  t.same(await search(repo, c, 'needle', ['big', 'z.txt'], 10), after, 'walked with pathspecs')
 })
 
 t.test('commit detail and branches read in process agree with git', async (t) => {
