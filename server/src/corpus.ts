@@ -49,11 +49,18 @@ export const isBinary = (data: Buffer): boolean => {
 
 /** Files larger than this stay out of runs (a copy of each would crowd out the rest). */
 const RUN_FILE_BYTES = 256 * 1024
-/** The directories kept, by the bytes of their runs (and a little per path). */
-const CORPUS_BYTES = 16 * 1024 * 1024
+/**
+ * The directories kept, by what they hold in memory: the bytes of their runs and, per
+ * file, its path and its slots in the run's arrays. (Every integration makes new versions
+ * of the directories on its paths, so the cache fills to this bound and stays there.)
+ */
+const CORPUS_BYTES = 8 * 1024 * 1024
 /** A directory whose runs would weigh more is searched file by file (null parts). */
 const DIR_BYTES = CORPUS_BYTES / 4
-const PATH_WEIGHT = 64
+/** a file's weight beside its path's length: the string's header, an array slot, its start */
+const FILE_WEIGHT = 48
+/** a directory's own weight: its key, its entry in the cache, its arrays' headers */
+const DIR_WEIGHT = 256
 /** How many blobs a build asks for ahead of the one it copies (keeps the cat-file pipe busy). */
 const AHEAD = 32
 
@@ -84,15 +91,20 @@ export async function dirParts(repo: Repo, tree: string, dir: string): Promise<P
 async function build(repo: Repo, tree: string, dir: string): Promise<DirText> {
   const parts: Part[] = []
   let weight = 0
-  let run: { paths: string[]; starts: number[]; chunks: Buffer[]; at: number } | undefined
+  let run: { paths: string[]; starts: number[]; chunks: Buffer[]; at: number; pathBytes: number } | undefined
   const close = (): void => {
     if (!run) return
     run.starts.push(run.at)
-    parts.push({ kind: 'run', paths: run.paths, starts: run.starts, bytes: Buffer.concat(run.chunks, run.at) })
-    weight += run.at + run.paths.length * PATH_WEIGHT
+    // A buffer of its own: a small one from Node's shared pool would keep the whole 8 KiB
+    // slab alive (Buffer.concat takes from the pool under 4 KiB).
+    const bytes = Buffer.allocUnsafeSlow(run.at)
+    let at = 0
+    for (const c of run.chunks) at += c.copy(bytes, at)
+    parts.push({ kind: 'run', paths: run.paths, starts: run.starts, bytes })
+    weight += run.at + run.pathBytes
     run = undefined
   }
-  const weighs = (): number => weight + (run ? run.at + run.paths.length * PATH_WEIGHT : 0)
+  const weighs = (): number => weight + (run ? run.at + run.pathBytes : 0)
   const items = [...(await repo.treeItems(tree)).values()]
   const files = items.filter((it) => it.mode === '100644' || it.mode === '100755')
   let i = 0
@@ -115,12 +127,13 @@ async function build(repo: Repo, tree: string, dir: string): Promise<DirText> {
       if (o.size > RUN_FILE_BYTES) {
         close()
         parts.push({ kind: 'large', path: p, oid: o.oid })
-        weight += PATH_WEIGHT
+        weight += p.length + FILE_WEIGHT
         return
       }
       if (isBinary(o.data)) return
-      run ??= { paths: [], starts: [], chunks: [], at: 0 }
+      run ??= { paths: [], starts: [], chunks: [], at: 0, pathBytes: 0 }
       run.paths.push(p)
+      run.pathBytes += p.length + FILE_WEIGHT
       run.starts.push(run.at)
       run.chunks.push(o.data)
       run.at += o.data.length
@@ -138,8 +151,8 @@ async function build(repo: Repo, tree: string, dir: string): Promise<DirText> {
   }
   close()
   // (too large: kept as that, so the next search does not read it all again to find out)
-  if (weighs() > DIR_BYTES) return { parts: null, weight: 64 }
-  return { parts, weight: weight + 64 }
+  if (weighs() > DIR_BYTES) return { parts: null, weight: DIR_WEIGHT }
+  return { parts, weight: weight + DIR_WEIGHT }
 }
 const NEWLINE = Buffer.from('\n')
 

@@ -7,6 +7,7 @@ import { Repo } from '../../server/src/repos.ts'
 import { packedParses } from '../../server/src/refs.ts'
 import { isAncestor, walkPathLog } from '../../server/src/history.ts'
 import { commitDetail, diff, search } from '../../server/src/gitread.ts'
+import { dirParts } from '../../server/src/corpus.ts'
 
 // Reads answered in process must answer what git answers: `git log -- <path>` (history
 // simplification through merges), `git grep -n -I -F` (order, binary skipping, line
@@ -221,7 +222,7 @@ t.test('search over more files than it reads ahead, some cached and some not, ag
     'many/f040.nonl': f('needle without a newline'),
     'many/f050.d/inner.txt': f('inner needle\n'),
   })
-  // A directory with more text than one directory's runs may hold (4 MB: searched file
+  // A directory with more text than one directory's runs may hold (2 MiB: searched file
   // by file), a subdirectory inside it, and a small directory after it.
   const heavy = Array.from({ length: 20 }, (_, i) => {
     const p = path.join(dir, `heavy${i}`)
@@ -277,6 +278,15 @@ t.test('search over more files than it reads ahead, some cached and some not, ag
       { matches: grep(c2).slice(0, 7), truncated: true },
     ],
     'at once',
+  )
+  // Each run of text in a buffer of its own size: a slice of Node's 8 KiB pool would keep
+  // the whole slab alive for as long as the directory stays cached.
+  const small = (await repo.treeItems(await repo.commitTree(c2))).get('a')?.oid as string
+  const runs = ((await dirParts(repo, small, 'a')) ?? []).filter((p) => p.kind === 'run')
+  t.same(
+    runs.map((r) => [r.paths, r.bytes.toString(), r.bytes.buffer.byteLength]),
+    [[['a/new.txt'], 'needle new\n', 11]],
+    'a small run owns its buffer',
   )
   for (const [at, what] of [
     [c2, 'a directory added beside a walked one'],
