@@ -40,7 +40,7 @@ interface DirText {
 }
 
 // git's buffer_is_binary: a NUL in the first 8000 bytes
-export const BINARY_PROBE = 8000
+const BINARY_PROBE = 8000
 export const isBinary = (data: Buffer): boolean => {
   // the first NUL, if any, within the probe (no slice per file)
   const nul = data.indexOf(0)

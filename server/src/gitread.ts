@@ -473,10 +473,10 @@ async function searchFiles(repo: Repo, tree: string, specs: string[]): Promise<r
   return files
 }
 
-// The file lists of whole subtrees (by tree id and the directory it sits at), so a new
-// root after an integration walks only the trees it changed: each integration made the
-// next search walk all of main again (2,064 files in the soak: 3-4 ms each time).
-// Bounded by how many files the lists hold.
+// The file lists of whole subtrees (by tree id and the directory it sits at), for the
+// searches that go file by file (pathspecs, directories too large for corpus.ts): a new
+// root after an integration walks only the trees it changed, not all of main again
+// (2,064 files in the soak: 3-4 ms each time). Bounded by how many files the lists hold.
 const subtreeLists = new WeakMap<Repo, Lru<string, readonly FileRef[]>>()
 const SUBTREE_LIST_FILES = 50_000
 
