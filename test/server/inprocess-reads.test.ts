@@ -299,6 +299,13 @@ t.test('search over more files than it reads ahead, some cached and some not, ag
     { matches: grep(c3).filter((m) => ['many/f001.txt', 'many/f003.txt'].includes(m.path)), truncated: false },
     'pathspecs inside a walked directory',
   )
+  // A pathspec naming a whole directory walks it file by file through the subtree lists.
+  for (const at of [c, c3])
+    t.same(
+      await search(repo, at, 'needle', ['many'], 1000),
+      { matches: grep(at).filter((m) => m.path.startsWith('many/')), truncated: false },
+      'a directory as the pathspec, before and after one of its files changed',
+    )
 })
 
 t.test('search walks a directory of 140,000 files (no spread of its list into an argument list)', async (t) => {
