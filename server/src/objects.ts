@@ -38,6 +38,17 @@ function loosePath(gitDir: string, oid: string): string {
   return path.join(gitDir, 'objects', oid.slice(0, 2), oid.slice(2))
 }
 
+/** Touch a loose object's mtime; false if it is not there. */
+function freshen(file: string): boolean {
+  try {
+    const now = new Date()
+    fs.utimesSync(file, now, now)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /**
  * Write one loose object unless it is already there; returns its directory if written.
  * Only the fsync leaves the event loop (one thread-pool hop): the other steps are cheap
@@ -45,7 +56,10 @@ function loosePath(gitDir: string, oid: string): string {
  */
 async function writeOne(gitDir: string, oid: string, obj: RawObject): Promise<{ dir: string; newDir: boolean } | null> {
   const dest = loosePath(gitDir, oid)
-  if (fs.existsSync(dest)) return null
+  // Already there: freshened, as git does, so a concurrent `git gc` (which prunes
+  // unreachable loose objects by age) cannot take it before a ref reaches it; if it was
+  // pruned meanwhile, it is written again below.
+  if (freshen(dest)) return null
   const dir = path.dirname(dest)
   const newDir = fs.mkdirSync(dir, { recursive: true }) !== undefined
   const raw = Buffer.concat([objectHeader(obj.type, obj.body.length), obj.body])
