@@ -45,7 +45,8 @@ function freshen(file: string): boolean {
     fs.utimesSync(file, now, now)
     return true
   } catch {
-    return false
+    // there but not ours to touch (another user's object): as before, not written again
+    return fs.existsSync(file)
   }
 }
 
