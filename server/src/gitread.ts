@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { git, gitText } from './git.ts'
+import { git, gitText, type CatObject } from './git.ts'
 import { invalid, notFound } from './errors.ts'
 import type { Repo } from './repos.ts'
 import { isTreeMode } from './objects.ts'
@@ -373,8 +373,7 @@ async function scanFiles(
     repo,
     files.map((f) => f.oid),
     (o, i) => {
-      if (!o || o.type !== 'blob' || isBinary(o.data)) return
-      truncated = scan(o.data, [0, o.data.length], [(files[i] as FileRef).path], needle, out, limit)
+      truncated = scanBlob(o, (files[i] as FileRef).path, needle, out, limit)
       return truncated
     },
   )
@@ -397,13 +396,15 @@ async function searchDir(
       if (scan(part.bytes, part.starts, part.paths, needle, out, limit)) return true
     } else if (part.kind === 'sub') {
       if (await searchDir(repo, part.tree, part.dir, needle, out, limit)) return true
-    } else {
-      const o = await repo.object(part.oid)
-      if (!o || o.type !== 'blob' || isBinary(o.data)) continue
-      if (scan(o.data, [0, o.data.length], [part.path], needle, out, limit)) return true
-    }
+    } else if (scanBlob(await repo.object(part.oid), part.path, needle, out, limit)) return true
   }
   return false
+}
+
+/** scan() of one blob named `file`, unless it is missing, not a blob or binary; true if the limit cut it short. */
+function scanBlob(o: CatObject | null, file: string, needle: Buffer, out: SearchMatch[], limit: number): boolean {
+  if (!o || o.type !== 'blob' || isBinary(o.data)) return false
+  return scan(o.data, [0, o.data.length], [file], needle, out, limit)
 }
 
 /**
