@@ -6,7 +6,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { createScrubber, MIN_SECRET_LENGTH, REDACTED } from '../../../core/src/safety/scrub.ts'
-import { partialMin } from '../../../core/src/safety/secret-forms.ts'
+import { partialMin } from '../../../lib/secret-forms.ts'
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 const PRINTABLE = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createScrubber, MIN_SECRET_LENGTH, REDACTED } from '../../../core/src/safety/scrub.ts'
-import { partialMin } from '../../../core/src/safety/secret-forms.ts'
+import { partialMin } from '../../../lib/secret-forms.ts'
 
 const TOKEN = 'agwp_Zk3v9QxL2mP7rT1wY8bN4cH6jD0sF5gK'
 
