@@ -255,7 +255,8 @@ export async function startServer(s: LocalState): Promise<PrivateServer> {
   const [program, ...leading] = s.agServer
   const child = spawn(
     program as string,
-    [...leading, 'serve', '--data', s.data, '--listen', '127.0.0.1:0', '--exit-with-stdin'],
+    // The review page is on: only loopback reaches it, and `ag-mcp proposals open` signs you in.
+    [...leading, 'serve', '--data', s.data, '--listen', '127.0.0.1:0', '--exit-with-stdin', '--ui'],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },

@@ -494,6 +494,20 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
           .option('burst', { type: 'number', default: 200 })
           .option('max-body-bytes', { type: 'number', default: DEFAULT_LIMITS.maxBodyBytes })
           .option('max-file-bytes', { type: 'number', default: DEFAULT_LIMITS.maxFileBytes })
+          .option('ui', {
+            type: 'boolean',
+            default: false,
+            describe: 'serve the review page at /ui/ (people sign in with their own AGWP token; not part of AGWP)',
+          })
+          .option('ui-origin', {
+            type: 'string',
+            describe: 'the origin people open the review page at, behind a TLS proxy (https://review.example.com)',
+          })
+          .option('ui-session-ttl', {
+            type: 'string',
+            default: '8h',
+            describe: 'how long a review-page session lasts at most (it also ends with its token)',
+          })
           .option('exit-with-stdin', {
             type: 'boolean',
             describe: 'exit when stdin closes: for a parent that runs this server as its child (ag-mcp --local)',
@@ -517,10 +531,22 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
           rate: Number(a['rate']),
           burst: Number(a['burst']),
           limits: { maxBodyBytes: Number(a['max-body-bytes']), maxFileBytes: Number(a['max-file-bytes']) },
+          ...(a['ui'] === true
+            ? {
+                ui: {
+                  sessionTtlS: parseDuration(String(a['ui-session-ttl'])),
+                  ...(a['ui-origin'] !== undefined ? { origin: String(a['ui-origin']) } : {}),
+                },
+              }
+            : {}),
         })
         const listen = srv.url.replace(/^http:\/\//, '').replace(/\/agwp\/v1$/, '')
         updateLock(dir, { pid: process.pid, kind: 'server', listen })
         out(`ag-server listening on ${srv.url}`)
+        if (srv.ui)
+          out(
+            `review page at ${srv.url.replace(/\/agwp\/v1$/, '')}/ui/ (sessions are kept in memory: a restart signs people out)`,
+          )
         const stop = (): void => {
           void srv.close().finally(() => {
             lock.release()

@@ -16,6 +16,8 @@ import { settleAtStartup } from './intents.ts'
 import { settleWorkspaceRefs } from './wsrefs.ts'
 import { tuneConnections } from './connections.ts'
 import { IdempotencyKeys, checkKey, fingerprint } from './idempotency.ts'
+import { Ui, type UiOptions } from './ui/index.ts'
+import { UI_PATH } from './ui/guard.ts'
 
 export const PREFIX = '/agwp/v1'
 
@@ -29,12 +31,16 @@ export interface ServerOptions {
   burst?: number
   requestTimeoutMs?: number
   log?: (msg: string) => void
+  /** The review page under /ui (not part of AGWP v1); off when absent. */
+  ui?: UiOptions
 }
 
 export interface RunningServer {
   url: string
   port: number
   ctx: Ctx
+  /** The review page, when it is on. */
+  ui: Ui | undefined
   close: () => Promise<void>
 }
 
@@ -58,12 +64,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const limiter = new RateLimiter(opts.rate ?? 50, opts.burst ?? 200)
   const log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
   const keys = new IdempotencyKeys(store)
+  let listening = ''
+  const ui = opts.ui ? new Ui(opts.ui, () => listening) : undefined
 
   const server = http.createServer((req, res) => {
     // Each request runs in a scope that collects the journal offsets it depends on, so
     // its answer waits for exactly the fsync that makes them durable (group commit).
     requestScope
-      .run(ctx.store.newScope(), () => handle({ ctx, router, limiter, keys, log }, req, res))
+      .run(ctx.store.newScope(), () => handle({ ctx, router, limiter, keys, log, ui }, req, res))
       .catch((e: unknown) => {
         log(`ag-server: unhandled ${String(e)}`)
         if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
@@ -76,10 +84,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   })
   const addr = server.address() as AddressInfo
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+  listening = `${host}:${addr.port}`
   return {
     url: `http://${host}:${addr.port}${PREFIX}`,
     port: addr.port,
     ctx,
+    ui,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))
@@ -121,12 +131,23 @@ interface Served {
   limiter: RateLimiter
   keys: IdempotencyKeys
   log: (m: string) => void
+  ui: Ui | undefined
+}
+
+/** What this request wrote (and read of others' writes) is durable. */
+function settled(ctx: Ctx): Promise<void> {
+  const scope = requestScope.getStore()
+  return scope ? ctx.store.settle(scope) : ctx.store.flush()
 }
 
 async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const { ctx, router, limiter, keys, log } = sv
   try {
     const url = new URL(req.url ?? '/', 'http://localhost')
+    if (url.pathname === UI_PATH || url.pathname.startsWith(`${UI_PATH}/`)) {
+      if (sv.ui) return await sv.ui.handle({ ctx, limiter, log, settle: () => settled(ctx) }, req, res, url)
+      throw new AgwpError('not_found', 'the review page is off on this server (ag-server serve --ui turns it on)')
+    }
     if (!url.pathname.startsWith(PREFIX + '/'))
       throw new AgwpError('not_found', 'unknown endpoint (AGWP lives under /agwp/v1)')
     const rel = url.pathname.slice(PREFIX.length)
@@ -223,10 +244,9 @@ async function reply(
   o0: Outcome,
   extra: Record<string, string> = {},
 ): Promise<void> {
-  const scope = requestScope.getStore()
   let o = o0
   try {
-    await (scope ? sv.ctx.store.settle(scope) : sv.ctx.store.flush())
+    await settled(sv.ctx)
   } catch (e) {
     o = await outcomeOf(sv.log, () => Promise.reject(e))
   }
