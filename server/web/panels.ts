@@ -7,12 +7,12 @@ import type { ProposalData } from './proposal.ts'
 type Reload = (note: { ok: boolean; text: string }) => Promise<void>
 
 const MERGE: Record<string, string> = {
-  fast_forward: 'Can be fast-forwarded onto its target',
-  clean: 'Merges cleanly into its target',
-  conflicts: 'Conflicts with its target',
-  up_to_date: 'Its target already contains it',
-  target_missing: 'Its target branch does not exist',
-  not_open: 'Not open',
+  fast_forward: 'fast-forward',
+  clean: 'merges cleanly',
+  conflicts: 'conflicts',
+  up_to_date: 'already in target',
+  target_missing: 'target missing',
+  not_open: 'not open',
 }
 
 const PROVENANCE: Record<string, string> = {
