@@ -26,9 +26,12 @@ const VERBS = ['list', 'show', 'diff', 'integrate', 'reject'] as const
 type Verb = (typeof VERBS)[number]
 const USAGE = `usage: ag-mcp proposals list [--all]
        ag-mcp proposals show|diff <id>
+       ag-mcp proposals review <id> --approve|--request-changes|--comment [--message TEXT]
        ag-mcp proposals integrate <id> [--strategy merge|fast_forward|squash]
        ag-mcp proposals reject <id> [--reason TEXT]
-  (in a repository where ag-mcp --local has run; --repo-dir PATH names another)`
+       ag-mcp proposals open [--browser]          the review page, signed in
+  (in a repository where ag-mcp --local has run; --repo-dir PATH names another; with
+  --upstream URL --token-file FILE each acts on a shared ag-server: ag-mcp proposals --help-remote)`
 
 interface ProposalView {
   id: string
@@ -98,6 +101,14 @@ function parse(argv: readonly string[]): Args {
 }
 
 export async function proposals(argv: readonly string[], io: Io): Promise<number> {
+  // The review page, the review verb and any verb against a shared server have modules of their own.
+  if (argv[0] === 'open') return (await import('./proposals-open.ts')).openReview(argv.slice(1), io)
+  if (argv[0] === '--help-remote') {
+    io.out((await import('./proposals-remote.ts')).REMOTE_USAGE)
+    return 0
+  }
+  if (argv[0] === 'review' || argv.some((x) => /^--(upstream|token-file|token-env)(=|$)/.test(x)))
+    return (await import('./proposals-remote.ts')).remoteProposals(argv, io)
   let a: Args
   try {
     a = parse(argv)
