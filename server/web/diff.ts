@@ -106,8 +106,21 @@ class Sides {
   }
 }
 
+const SIGN: Record<RowKind, string> = { add: '+', del: '-', ctx: ' ', hunk: '', note: '' }
+
 function unified(rows: Row[], lang: string | undefined): HTMLElement {
-  const table = h('table', { class: 'diff unified' })
+  const table = h(
+    'table',
+    { class: 'diff unified' },
+    h(
+      'colgroup',
+      null,
+      h('col', { class: 'ln' }),
+      h('col', { class: 'ln' }),
+      h('col', { class: 'sign' }),
+      h('col', null),
+    ),
+  )
   const body = document.createElement('tbody')
   const sides = new Sides(lang)
   for (const r of rows) {
@@ -115,11 +128,14 @@ function unified(rows: Row[], lang: string | undefined): HTMLElement {
     if (r.kind === 'hunk' || r.kind === 'note') {
       if (r.kind === 'hunk') sides.reset()
       tr.className = r.kind
-      const td = h('td', { colspan: '3', class: r.kind }, r.text)
+      const td = h('td', { colspan: '4', class: r.kind }, r.text)
       tr.appendChild(td)
     } else {
       tr.className = r.kind
-      tr.append(num(r.old), num(r.new), codeCell(r.kind, sides.line(r)))
+      const sign = document.createElement('td')
+      sign.className = `sign ${r.kind}`
+      sign.textContent = SIGN[r.kind]
+      tr.append(num(r.old), num(r.new), sign, codeCell(r.kind, sides.line(r)))
     }
     body.appendChild(tr)
   }

@@ -65,6 +65,7 @@ export async function listPage(main: HTMLElement, s: SessionInfo, params: URLSea
     if (v) q.set(k, v)
   }
   const r = await get<ListAnswer>(`/proposals?${q}`)
+  performance.mark('ui:data')
   const state = params.get('state') ?? 'open'
   const all = (f: Facet[], what: string) => [
     { value: '', label: `all ${what}` },

@@ -213,6 +213,7 @@ export async function proposalPage(main: HTMLElement, id: string, params: URLSea
   const view = params.get('view') === 'split' ? 'split' : 'unified'
   const enc = encodeURIComponent(id)
   const [d, diff] = await Promise.all([get<ProposalData>(`/proposals/${enc}`), get<DiffData>(`/proposals/${enc}/diff`)])
+  performance.mark('ui:data')
   const message = h('div', { class: 'flash', role: 'status', 'aria-live': 'polite', 'data-testid': 'flash' })
   message.hidden = true
   const reload = async (note: { ok: boolean; text: string }): Promise<void> => {
