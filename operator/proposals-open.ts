@@ -1,7 +1,8 @@
 // `ag-mcp proposals open [--browser]`: the review page of your repository's private ag-server. It
 // reuses the server of a running local session, or starts one and serves until Ctrl-C; mints a
-// token for human:owner (never written to disk, kept for the session's 8 hours at most), trades
-// it with the server for a one-time sign-in link and prints that loopback URL. The link's secret
+// token for human:owner (its 0600 file is removed as soon as it is read back; it lives the
+// session's 8 hours at most), trades it with the server for a one-time sign-in link and prints
+// that loopback URL. The link's secret
 // rides in the fragment (no request or log carries it), is good for one sign-in within two
 // minutes, and becomes an HttpOnly session cookie; a long-lived token never appears in a URL.
 import { spawn } from 'node:child_process'

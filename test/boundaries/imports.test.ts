@@ -84,6 +84,12 @@ t.test('the server imports neither core nor plugins', async (t) => {
   }
 })
 
+t.test("the review page's browser code imports only itself and lib/ (no Node, no server)", async (t) => {
+  if (!exists('server/web')) return
+  for (const f of files('server/web'))
+    for (const spec of imports(f)) t.match(resolved(f, spec), /^(server\/web|lib)\//, `${f} imports ${spec}`)
+})
+
 t.test('what the shipped code imports is pinned and bundled; the installed package needs nothing', async (t) => {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     dependencies?: Record<string, string>
