@@ -2,6 +2,7 @@
 // highlighting; binary files are named, large files are collapsed until asked for.
 import { badge, h, text } from './dom.ts'
 import { languageOf, START, type State, tokenize } from './highlight.ts'
+import { parsePatch, type Row, type RowKind } from './patch.ts'
 
 export interface DiffFile {
   path: string
@@ -13,42 +14,8 @@ export interface DiffFile {
   patch: string
 }
 
-type RowKind = 'hunk' | 'ctx' | 'add' | 'del' | 'note'
-interface Row {
-  kind: RowKind
-  old?: number
-  new?: number
-  text: string
-}
-
 /** Files whose patch is longer than this many lines are collapsed until opened. */
 export const COLLAPSE_LINES = 1000
-
-export function parsePatch(patch: string): Row[] {
-  const rows: Row[] = []
-  let o = 0
-  let n = 0
-  let inHunk = false
-  const lines = patch.split('\n')
-  if (lines[lines.length - 1] === '') lines.pop()
-  for (const line of lines) {
-    const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line)
-    if (hunk) {
-      o = Number(hunk[1])
-      n = Number(hunk[2])
-      inHunk = true
-      rows.push({ kind: 'hunk', text: line })
-    } else if (!inHunk) {
-      // The header: only what a reviewer needs (modes, a rename's similarity).
-      if (/^(old mode|new mode|deleted file mode|new file mode|similarity index|rename from|rename to)/.test(line))
-        rows.push({ kind: 'note', text: line })
-    } else if (line.startsWith('+')) rows.push({ kind: 'add', new: n++, text: line.slice(1) })
-    else if (line.startsWith('-')) rows.push({ kind: 'del', old: o++, text: line.slice(1) })
-    else if (line.startsWith('\\')) rows.push({ kind: 'note', text: line })
-    else rows.push({ kind: 'ctx', old: o++, new: n++, text: line.slice(1) })
-  }
-  return rows
-}
 
 /** A line of code: its tokens as spans (plain runs as text), hidden characters marked. */
 function code(line: string, lang: string | undefined, state: State): { node: Node; state: State } {
@@ -230,8 +197,9 @@ export function fileSection(f: DiffFile, index: number, view: 'unified' | 'split
     section.appendChild(render())
     return section
   }
-  const open = h('button', { type: 'button', class: 'secondary' }, `Show ${rows.length} lines`)
-  const note = h('p', { class: 'file-note collapsed' }, `Large diff (${rows.length} lines), collapsed. `, open)
+  const changed = f.additions + f.deletions
+  const open = h('button', { type: 'button', class: 'secondary' }, 'Show the diff')
+  const note = h('p', { class: 'file-note collapsed' }, `Large diff (${changed} changed lines), collapsed. `, open)
   open.addEventListener('click', () => note.replaceWith(render()))
   section.appendChild(note)
   return section

@@ -8,7 +8,7 @@ import http from 'node:http'
 import { adminRevoke } from '../../server/src/admin.ts'
 import { CSP } from '../../server/src/ui/guard.ts'
 import type { ProposalRec } from '../../server/src/types.ts'
-import { fixture } from './helpers.ts'
+import { fixture, registerKey, signedRecord } from './helpers.ts'
 
 const logged: string[] = []
 const fx = await fixture({ server: { ui: {}, log: (m) => logged.push(m) } })
@@ -199,6 +199,29 @@ t.test('a refusal carries the server’s reason; the page says beforehand which 
     headers: { cookie, 'x-agwp-csrf': csrf },
   })
   t.equal(changes.status, 422, 'requesting changes needs a comment')
+})
+
+t.test('provenance shows its status and signer; a maintainer rejects with a reason', async (t) => {
+  const id = await propose('Signed')
+  const { cookie } = await signIn(fx.tokens['rita'] as string)
+  const view = async () => (await ui('GET', `/ui/api/proposals/${id}`, { headers: { cookie } })).body
+  t.match((await view())['proposal'], { provenance: { status: 'not_required' } })
+  t.notOk((await view())['signer'])
+  const key = await registerKey(fx, 'agent:alice')
+  const attached = await fx.api('admin', 'POST', `/proposals/${id}/provenance`, await signedRecord(fx, id, key))
+  t.equal(attached.status, 200, JSON.stringify(attached.body))
+  const signed = await view()
+  t.match(signed['proposal'], { provenance: { status: 'verified', key_id: key.id } })
+  t.match(signed['signer'], { key_id: key.id, principal: 'agent:alice' })
+  const mona = await signIn(fx.tokens['mona'] as string)
+  const r = await ui('POST', `/ui/api/proposals/${id}/reject`, {
+    body: { reason: 'not this way' },
+    headers: { cookie: mona.cookie, 'x-agwp-csrf': mona.csrf },
+  })
+  t.equal(r.status, 200, r.text)
+  t.match(r.body, { id, state: 'withdrawn' })
+  t.match((await view())['proposal'], { state: 'withdrawn', withdrawn_reason: 'not this way' })
+  t.match((await view())['actions'], { review: { allowed: false, reason: 'proposal is withdrawn' } })
 })
 
 t.test('revoking the token ends its session at once', async (t) => {

@@ -68,6 +68,7 @@ function sources(root: string): { demo: string; hostile: string } {
       'const admin = isAdmin\u202e ? 1 : 0 // \u2066hidden\u2069\nconsole.log("\u001b[31mred\u001b[0m")\n// zero\u200bwidth\n',
     'bin/evil\u202egnp.exe': 'MZ\n',
     'assets/logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1, 2, 3]),
+    'data/big.csv': Array.from({ length: 1200 }, (_, i) => `${i},<script>${PWNED}</script>\n`).join(''),
   })
   git(hostile, 'add', '.')
   git(
@@ -91,6 +92,7 @@ async function agentSession(
     files: Record<string, string>
     propose: Record<string, unknown>
     note: string
+    handoff?: string
     thoughts?: unknown[]
   },
 ): Promise<string> {
@@ -119,6 +121,7 @@ async function agentSession(
   const p = await call('propose', { repo: o.repo, workspace: ws, ...o.propose, ...inRun })
   if (run) {
     await call('run_update', { repo: o.repo, run_id: run, note: o.note })
+    if (o.handoff) await call('run_update', { repo: o.repo, run_id: run, note: o.handoff })
     await call('run_release', { repo: o.repo, run_id: run, outcome: 'done' })
   }
   await client.close()
@@ -210,6 +213,7 @@ async function main(): Promise<void> {
       task: srv.tasks[1],
     },
     note: `"><img src=x onerror=${PWNED}> \u202e note`,
+    handoff: `Task handoff\nObjective: keep the page safe <script>${PWNED}</script>\nNext: review`,
   })
 
   const browser = await launchBrowser()
@@ -348,9 +352,19 @@ async function main(): Promise<void> {
     t.notOk(/[\u202e\u2066\u2069\u200b\u001b]/.test(text), 'no hidden character is left in the page text')
     t.ok(await page.locator('.hidden-char.bidi').count(), 'bidi controls are marked')
     t.ok(text.includes('Binary file: not shown.'), 'the binary file is named, not shown')
+    const large = page.getByTestId('diff-file').filter({ hasText: 'data/big.csv' })
+    t.match(await large.textContent(), /Large diff \(1200 changed lines\), collapsed/, 'a large file is collapsed')
+    t.equal(await large.locator('table.diff').count(), 0, 'and not built until asked for')
     t.ok(text.includes('a key [REDACTED] and'), 'a token shape in the reasoning is scrubbed')
     t.notOk(text.includes(planted))
     await shot('review-hostile.png')
+    await large.getByRole('button', { name: 'Show the diff' }).click()
+    t.equal(await large.locator('table.diff tr.add').count(), 1200, 'opened on request')
+    t.match(
+      await page.getByTestId('task').textContent(),
+      /Continuity handoff[\s\S]*Objective: keep the page safe/,
+      'a handoff note stands out',
+    )
     await openProposal(page, srv, hostile, '?view=split')
     t.equal(await page.evaluate(() => window.__pwned), undefined, 'nothing ran side by side')
     t.same(reports, [], 'the browser reported no violation')
