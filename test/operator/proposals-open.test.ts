@@ -46,11 +46,13 @@ t.test('proposals open: a one-time loopback link that signs you in once; review 
     stderr += String(d)
   })
   const lines: string[] = []
+  // The URL, once the line after it (what the link is) has come too.
   const url = await new Promise<string>((resolve, reject) => {
+    let found = ''
     createInterface({ input: open.stdout }).on('line', (l) => {
       lines.push(l)
-      const m = /^review page: (\S+)$/.exec(l)
-      if (m?.[1]) resolve(m[1])
+      found ||= /^review page: (\S+)$/.exec(l)?.[1] ?? ''
+      if (found && l.includes('one-time link')) resolve(found)
     })
     open.once('exit', () => reject(new Error(`proposals open exited: ${stderr}`)))
   })
