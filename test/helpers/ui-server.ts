@@ -66,8 +66,21 @@ export async function startUiServer(o: {
   store.close()
   const child = spawn(
     process.execPath,
-    [AG_SERVER, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0', '--ui', ...(o.args ?? [])],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    // --exit-with-stdin: if this process dies before it closes the server, the server goes too.
+    [
+      AG_SERVER,
+      'serve',
+      '--data',
+      data,
+      '--listen',
+      '127.0.0.1:0',
+      '--rate',
+      '0',
+      '--ui',
+      '--exit-with-stdin',
+      ...(o.args ?? []),
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
   )
   const log: string[] = []
   createInterface({ input: child.stderr }).on('line', (l) => log.push(l))

@@ -162,6 +162,10 @@ async function main(): Promise<void> {
       { repo: 'hostile', title: 'Hostile task <script>window.__pwned=1</script>' },
     ],
   })
+  t.teardown(async () => {
+    await srv.close()
+    rmSync(root, { recursive: true, force: true })
+  })
   // The agent works in a clone of the repository with AGIT on: its logged thoughts travel as reasoning.
   const work = join(root, 'work')
   git(root, 'clone', '-q', src.demo, work)
@@ -217,6 +221,7 @@ async function main(): Promise<void> {
   })
 
   const browser = await launchBrowser()
+  t.teardown(() => browser.close())
   const page = browser.context.pages()[0] ?? (await browser.context.newPage())
   // Recorded from the page's own start, before any of its script runs: what the page would hide.
   await browser.context.addInitScript(() => {
@@ -238,11 +243,6 @@ async function main(): Promise<void> {
   })
   page.on('pageerror', (e) => errors.push(e.message))
   mkdirSync(SHOTS, { recursive: true })
-  t.teardown(async () => {
-    await browser.close()
-    await srv.close()
-    rmSync(root, { recursive: true, force: true })
-  })
   const shot = async (name: string): Promise<void> => {
     await page.screenshot({ path: join(SHOTS, name), fullPage: !name.includes('list') })
     if (process.env['AG_MCP_DOCS_SCREENSHOTS'] === '1' && !name.includes('hostile'))
