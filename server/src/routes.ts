@@ -114,6 +114,11 @@ export function registerRoutes(router: Router): void {
     }
     // The path is walked through the parsed-tree cache; only the blob itself is fetched.
     const it = await repo.entryAt(commit, p)
+    if (it?.mode === '160000')
+      throw notFound(
+        `'${p}' is a submodule (commit ${it.oid.slice(0, 12)}): its files live in its own repository, not in this one`,
+        { path: p, commit, submodule: it.oid },
+      )
     const o = it ? await repo.object(it.oid) : null
     if (!o || o.type !== 'blob') throw notFound(`'${p}' does not exist at ${commit.slice(0, 12)}`, { path: p, commit })
     return {
