@@ -43,7 +43,7 @@ export async function renderHelp(name: string, registry: Registry, table: FlagTa
     .map((g) => `  ${g.name.padEnd(12)} ${g.access.padEnd(10)} ${g.tools.join(', ')}`)
     .join('\n')
   y = y.epilogue(
-    `Groups (access: always, default = on unless --allow leaves it out, opt-in = only when named in --allow, flag-only = only with --enable-<group>):\n${groups}\n\nThe token is never a flag value: use --token-file (re-read after a 401) or --token-env.\n\nCommands: ${name} --local [REPO] (your repository, nothing deployed) · ${name} doctor [flags] · ${name} tools [flags] · ${name} config init|schema · ${name} install|uninstall <host> · ${name} proposals list|show|diff|integrate|reject`,
+    `Groups (access: always, default = on unless --allow leaves it out, opt-in = only when named in --allow, flag-only = only with --enable-<group>):\n${groups}\n\nThe token is never a flag value: use --token-file (re-read after a 401) or --token-env.\n\nCommands: ${name} --local [REPO] [--agent-name NAME] [--agent-email EMAIL] (your repository, nothing deployed; docs/local-mode.md) · ${name} doctor [flags] · ${name} tools [flags] · ${name} config init|schema · ${name} install|uninstall <host> · ${name} proposals list|show|diff|integrate|reject · ${name} local status|remove`,
   )
   return `${await y.getHelp()}\n`
 }
