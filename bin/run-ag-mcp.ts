@@ -11,8 +11,8 @@ import { plugins } from '../generated/plugins.js'
 declare const AG_MCP_VERSION: string
 
 /**
- * The commands that are not a server come first (agit's; the operator's install, uninstall and
- * proposals), then local mode; each is a lazy chunk, so serving MCP parses none of them.
+ * The commands that are not a server come first (agit's; the operator's install, uninstall,
+ * proposals and local), then local mode; each is a lazy chunk, so serving MCP parses none of them.
  */
 export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   const command = argv[0]
@@ -45,6 +45,7 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
     code = (await import('../operator/tools.ts')).tools(argv.slice(1), io, manifests, plugins)
   else if (command === 'config') code = (await import('../operator/config-cmd.ts')).config(argv.slice(1), io, plugins)
   else if (command === 'proposals') code = await (await import('../operator/proposals.ts')).proposals(argv.slice(1), io)
+  else if (command === 'local') code = await (await import('../operator/local-cmd.ts')).local(argv.slice(1), io)
   else if (argv.includes('--local')) return (await import('../operator/local.ts')).runLocal(argv, env, serve, io)
   else return serve(argv, env)
   // The caller exits at once: let what was written to a pipe leave first.
