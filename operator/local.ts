@@ -66,7 +66,7 @@ async function refreshOut(s: LocalState, server: PrivateServer, token: Token): P
   const open = (await listProposals(client(server.url, token.file), s.repo, 'open')).map((p) => p.id)
   for (let attempt = 0; ; attempt++) {
     try {
-      return syncOut(s, open)
+      return await syncOut(s, open)
     } catch (e) {
       // Another session's copy holds a ref lock: the next try sees its result.
       if (attempt >= 3) throw e
@@ -97,6 +97,42 @@ function watchServerRefs(s: LocalState, sync: () => Promise<void>, log: (m: stri
       // no watcher: the copy at the end of the session still happens
     }
   }
+  return watchers
+}
+
+/**
+ * Your branches become the server's again whenever your refs change (a commit, a checkout, a
+ * branch deleted): its copies never point for long at commits your repository no longer has.
+ */
+function watchYourRefs(s: LocalState, log: (m: string) => void): FSWatcher[] {
+  let pending: NodeJS.Timeout | undefined
+  const fire = (): void => {
+    if (pending) return
+    pending = setTimeout(() => {
+      pending = undefined
+      try {
+        syncBranchesIn(s)
+      } catch (e) {
+        log(`could not give the private server your branches: ${(e as Error).message}`)
+      }
+    }, 200)
+  }
+  const watchers: FSWatcher[] = []
+  const add = (dir: string, o: { recursive: boolean }, only?: (f: string) => boolean): void => {
+    try {
+      const w = watch(dir, o, (_e, f) => {
+        if (!only || (f !== null && only(String(f)))) fire()
+      })
+      w.unref()
+      watchers.push(w)
+    } catch {
+      // not watchable here: every start and proposals command still syncs
+    }
+  }
+  add(join(s.common, 'refs', 'heads'), { recursive: true })
+  add(join(s.common, 'refs', 'tags'), { recursive: true })
+  // packed-refs (a deleted or packed branch) and HEAD (a checkout) sit in the git directory itself.
+  add(s.common, { recursive: false }, (f) => f === 'packed-refs' || f === 'HEAD')
   return watchers
 }
 
@@ -147,7 +183,8 @@ export async function runLocal(
     const head = syncBranchesIn(s)
     server = await held
     const principal = agentPrincipal(server.slot)
-    pruneIdentities(s, await revokeOrphans(s, server))
+    const live = await revokeOrphans(s, server)
+    if (live) pruneIdentities(s, live)
     token = await mintToken(s, server, { principal, scopes: AGENT_SCOPES }, 12 * 3600)
     await grantAgent(s, server, principal, token)
     writeIdentity(s, token.id, agentIdentity(s.top, principal, { name: a.agentName, email: a.agentEmail }))
@@ -158,9 +195,15 @@ export async function runLocal(
     io.err(`ag-mcp --local: ${e.message}`)
     return 2
   }
-  const sync = (): Promise<void> => refreshOut(s, server as PrivateServer, token)
-  const watchers = watchServerRefs(s, sync, log)
-  await sync().catch((e: Error) => log(`could not copy proposals into ${s.top}: ${e.message}`))
+  // One copy at a time in this process; the first runs while ag-mcp starts serving.
+  let chain: Promise<void> = Promise.resolve()
+  const sync = (): Promise<void> => {
+    const next = chain.then(() => refreshOut(s, server as PrivateServer, token))
+    chain = next.catch(() => undefined)
+    return next
+  }
+  const watchers = [...watchServerRefs(s, sync, log), ...watchYourRefs(s, log)]
+  sync().catch((e: Error) => log(`could not copy proposals into ${s.top}: ${e.message}`))
   try {
     return await serve([...a.rest, '--upstream', server.url, '--token-file', token.file], env)
   } finally {

@@ -158,7 +158,7 @@ const getProposal = async (c: Ctx, id: string): Promise<ProposalView> =>
 
 /** Your repository's refs/proposals/* and refs/ag/ as the server's proposals are now. */
 async function publish(c: Ctx): Promise<void> {
-  syncOut(
+  await syncOut(
     c.s,
     (await listProposals(c.api, c.s.repo, 'open')).map((p) => p.id),
   )

@@ -48,12 +48,22 @@ export function personIdentity(top: string): Identity {
   return { author: read('GIT_AUTHOR_IDENT'), committer: read('GIT_COMMITTER_IDENT') }
 }
 
-function gitConfig(top: string, key: string): string | undefined {
+/** ag-mcp.agentName and ag-mcp.agentEmail from git config (the repository's, then yours), in one git run. */
+function agentConfig(top: string): { name?: string; email?: string } {
+  let text = ''
   try {
-    return git(top, ['config', '--get', key]) || undefined
+    text = git(top, ['config', '--null', '--get-regexp', '^ag-mcp\\.agent(name|email)$'])
   } catch {
-    return undefined
+    return {} // neither is set
   }
+  const out: { name?: string; email?: string } = {}
+  for (const entry of text.split('\0')) {
+    const nl = entry.indexOf('\n')
+    const key = entry.slice(0, nl).toLowerCase()
+    if (key === 'ag-mcp.agentname') out.name = entry.slice(nl + 1)
+    else if (key === 'ag-mcp.agentemail') out.email = entry.slice(nl + 1)
+  }
+  return out
 }
 
 /** The agent's identity for a session whose principal is `principal` (agent:<name>). */
@@ -62,9 +72,9 @@ export function agentIdentity(
   principal: string,
   flags: { name?: string | undefined; email?: string | undefined },
 ): Identity {
-  const name = flags.name ?? gitConfig(top, 'ag-mcp.agentName') ?? 'ag-mcp'
-  const email =
-    flags.email ?? gitConfig(top, 'ag-mcp.agentEmail') ?? `${principal.replace(/^agent:/, '')}@agent.agwp.invalid`
+  const config = flags.name !== undefined && flags.email !== undefined ? {} : agentConfig(top)
+  const name = flags.name ?? config.name ?? 'ag-mcp'
+  const email = flags.email ?? config.email ?? `${principal.replace(/^agent:/, '')}@agent.agwp.invalid`
   if (/[<>\n]/.test(name) || /[<>\n]/.test(email))
     throw new LocalError(`the agent's name and email cannot contain <, > or a line break (got "${name} <${email}>")`)
   // It says it is an agent, once.

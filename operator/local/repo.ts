@@ -1,7 +1,7 @@
 // Where local mode's repository is, in every shape git has: a work tree, a linked worktree
 // (`git worktree add`), a submodule (its git directory under the superproject's .git/modules),
 // a detached HEAD. Nothing here writes anything.
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { basename, dirname, join, resolve } from 'node:path'
 
 export class LocalError extends Error {}
@@ -22,6 +22,19 @@ export function gitRaw(cwd: string, args: string[], input?: string): string {
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     maxBuffer: 256 * 1024 * 1024,
     ...(input === undefined ? {} : { input }),
+  })
+}
+
+/** git without blocking the event loop (a session keeps answering MCP while it runs); trimmed stdout. */
+export function gitAsync(cwd: string, args: string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      { cwd, encoding: 'utf8', env: { ...process.env, ...GIT_ENV }, maxBuffer: 256 * 1024 * 1024 },
+      (e, stdout, stderr) => (e ? reject(Object.assign(e, { stderr })) : resolve(stdout.trim())),
+    )
+    child.stdin?.end(input)
   })
 }
 
@@ -86,7 +99,8 @@ function mainTreeOf(common: string): string {
   return join(common, 'ag-mcp')
 }
 
-function branchAt(top: string): string | undefined {
+/** The branch checked out in `top`, or undefined (a detached or unborn HEAD). */
+export function branchAt(top: string): string | undefined {
   try {
     return git(top, ['symbolic-ref', '--quiet', '--short', 'HEAD']) || undefined
   } catch {

@@ -77,18 +77,28 @@ export async function revokeToken(s: LocalState, server: Pick<PrivateServer, 'ur
 
 /**
  * What processes that are gone (killed before they could clean up) left: their tokens are
- * revoked, their token files removed. Returns the ids of the tokens still live.
+ * revoked, their token files removed. Returns the ids of the tokens still live, or undefined
+ * when no process left anything (no token file of a dead process).
  */
-export async function revokeOrphans(s: LocalState, server: Pick<PrivateServer, 'url'>): Promise<Set<string>> {
+export async function revokeOrphans(
+  s: LocalState,
+  server: Pick<PrivateServer, 'url'>,
+): Promise<Set<string> | undefined> {
   const tokens = join(s.dir, 'tokens')
+  let orphans = 0
   try {
     for (const f of readdirSync(tokens)) {
       const pid = Number(/-(\d+)\.token$/.exec(f)?.[1])
-      if (pid && !alive(pid)) rmSync(join(tokens, f), { force: true })
+      if (pid && !alive(pid)) {
+        rmSync(join(tokens, f), { force: true })
+        orphans++
+      }
     }
   } catch {
     // no tokens folder yet
   }
+  // Every process that ended normally revoked its own: only a file left behind means otherwise.
+  if (orphans === 0) return undefined
   const listed = (await adminCall(s, server, 'GET', '/admin/tokens')) as {
     tokens: { id: string; label?: string; revoked: boolean; expires_at: string }[]
   }

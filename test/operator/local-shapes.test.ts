@@ -235,3 +235,39 @@ t.test('a large repository (5,000 files): read deep, write, propose, integrate',
   small(t, top, join(top, '.git'))
   await end(t, p, top)
 })
+
+/** Resolves once the private server's `branch` is at `oid` (a bounded wait for the session's copy). */
+async function mirrored(bare: string, branch: string, oid: string): Promise<boolean> {
+  for (let i = 0; i < 200; i++) {
+    if (git(bare, ['--git-dir', bare, 'rev-parse', `refs/heads/${branch}`]) === oid) return true
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return false
+}
+
+t.test("git gc in your repository cannot break the private server's refs", async (t) => {
+  const home = t.testdir({})
+  const top = makeRepo(join(home, 'proj'), PROJECT)
+  const first = git(top, ['rev-parse', 'HEAD'])
+  commitFiles(top, { 'NOTES.md': 'soon dropped\n' }, 'a commit you will drop')
+  const p = localSession(t, home, top)
+  const ws = (await call(p, 'workspace_create', { repo: 'proj' })).structured['id'] as string
+  t.notOk((await call(p, 'file_write', { repo: 'proj', workspace: ws, path: 'wip.md', content: 'wip\n' })).isError)
+  const { id } = await proposeUntouched(t, p, top, 'proj', { 'docs/p.md': 'p\n' })
+  t.ok(await refAppears(top, `refs/ag/proj/agwp/workspaces/${ws}`), 'the open workspace is kept in your repository')
+  // You drop the commit both were made on, and prune everything unreachable at once.
+  git(top, ['reset', '-q', '--hard', first])
+  git(top, ['reflog', 'expire', '--expire=now', '--all'])
+  git(top, ['gc', '-q', '--prune=now'])
+  const bare = join(top, '.ag', 'server', 'repos', 'proj.git')
+  t.ok(await mirrored(bare, 'main', first), "the server's main follows yours (the session watches your refs)")
+  t.equal(
+    git(home, ['--git-dir', bare, 'fsck', '--connectivity-only', '--no-dangling']),
+    '',
+    "every object the server's refs reach is there",
+  )
+  const status = await call(p, 'workspace_status', { repo: 'proj', workspace: ws, diff: true })
+  t.notOk(status.isError, 'the open workspace still works')
+  t.match(agMcp(home, top, ['proposals', 'show', id]).stdout, /docs\/p\.md \| 1 \+/, 'and the proposal shows')
+  await end(t, p, top)
+})
