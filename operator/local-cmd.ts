@@ -4,6 +4,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { closest } from '../lib/closest.ts'
+import { Usage, subcommand } from './subcommand.ts'
 import { footprint, kib, neighbours } from './local/footprint.ts'
 import type { Footprint } from './local/footprint.ts'
 import { LocalError, excludeFile, git, isAgExclude, locate } from './local/repo.ts'
@@ -29,17 +30,9 @@ interface Args {
   repoDir: string | undefined
 }
 
-class Usage extends Error {}
-
 function parse(argv: readonly string[]): Args {
-  const [verb, ...rest] = argv
-  if (verb === undefined || verb === '--help') throw new Usage(USAGE)
-  const verbs = Object.keys(COMMANDS)
-  if (!verbs.includes(verb)) {
-    const near = closest(verb, verbs)
-    throw new Usage(`local: unknown command "${verb}"${near ? ` (did you mean ${near}?)` : ''}\n${USAGE}`)
-  }
-  const a: Args = { verb: verb as Args['verb'], force: false, repoDir: undefined }
+  const { verb, rest } = subcommand(argv, Object.keys(COMMANDS) as Args['verb'][], 'local', USAGE)
+  const a: Args = { verb, force: false, repoDir: undefined }
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i] as string
     if (arg === '--force' && verb === 'remove') a.force = true

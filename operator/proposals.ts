@@ -3,6 +3,7 @@
 // and talks to it as human:owner, the repository's maintainer, with a token minted for this
 // command and revoked after. One function per subcommand (COMMANDS); `run` does what they share.
 import { closest } from '../lib/closest.ts'
+import { Usage, subcommand } from './subcommand.ts'
 import { ApiError, client, listProposals } from './local/api.ts'
 import type { Api } from './local/api.ts'
 import { blockedCheckout, followIntegration } from './local/checkout.ts'
@@ -49,8 +50,6 @@ interface ProposalView {
   integration_blockers: { code: string; message: string }[]
 }
 
-class Usage extends Error {}
-
 interface Args {
   verb: keyof typeof COMMANDS
   id: string | undefined
@@ -69,15 +68,9 @@ interface Ctx {
 }
 
 function parse(argv: readonly string[]): Args {
-  const [verb, ...rest] = argv
-  if (verb === undefined || verb === '--help') throw new Usage(USAGE)
-  const verbs = Object.keys(COMMANDS)
-  if (!verbs.includes(verb)) {
-    const near = closest(verb, verbs)
-    throw new Usage(`proposals: unknown command "${verb}"${near ? ` (did you mean ${near}?)` : ''}\n${USAGE}`)
-  }
+  const { verb, rest } = subcommand(argv, Object.keys(COMMANDS) as Args['verb'][], 'proposals', USAGE)
   const a: Args = {
-    verb: verb as Args['verb'],
+    verb,
     id: undefined,
     all: false,
     strategy: undefined,

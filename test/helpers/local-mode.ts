@@ -1,14 +1,18 @@
 // Local mode from outside, for the tests: repositories of every shape (built with git itself,
 // large ones with one fast-import), an agent session through the real binary over stdio, the
-// person's `ag-mcp proposals` commands, and what local mode leaves on disk.
+// person's `ag-mcp proposals` commands, and what local mode leaves on disk (bytesUnder: the
+// sizes `ag-mcp local status` reports).
 import { execFileSync, spawnSync } from 'node:child_process'
 import type { SpawnSyncReturns } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
+import { bytesUnder } from '../../operator/local/footprint.ts'
 import { GIT_IDENTITY } from './git-identity.ts'
 import { BINARY, startMcp } from './mcp-process.ts'
 import type { McpProcess } from './mcp-process.ts'
+
+export { bytesUnder }
 
 /** The person's environment: an empty HOME, no global config, their identity in GIT_* variables. */
 export function personEnv(home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
@@ -74,17 +78,6 @@ export function manyFiles(n: number): Record<string, string> {
   const files: Record<string, string> = {}
   for (let i = 0; i < n; i++) files[`src/d${i % 100}/f${i}.js`] = `export const v${i} = ${i}\n`
   return files
-}
-
-/** Bytes of the regular files under `dir` (apparent sizes; what a copy of them would cost). */
-export function bytesUnder(dir: string): number {
-  let n = 0
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name)
-    if (e.isDirectory()) n += bytesUnder(p)
-    else if (e.isFile()) n += lstatSync(p).size
-  }
-  return n
 }
 
 /**
