@@ -52,6 +52,7 @@ function parseLocalArgs(argv: readonly string[]): LocalArgs | string {
     if (flag === '--agent-name' || flag === '--agent-email') {
       const value = inline ?? argv[++i]
       if (value === undefined || value.trim() === '') return `${flag} needs a value`
+      if (/[<>\n]/.test(value)) return `${flag} cannot contain <, > or a line break (git would drop them)`
       if (flag === '--agent-name') a.agentName = value
       else a.agentEmail = value
       continue

@@ -157,6 +157,7 @@ t.test('a linked worktree: its own branch, the main work tree untouched', async 
   const { id, head } = await proposeUntouched(t, p, linked, 'proj-proj-feature', { 'docs/f.md': 'f\n' })
   t.match(integrate(t, home, linked, id), new RegExp(`^integrated ${id} into feature \\(fast-forward\\)`))
   t.equal(git(linked, ['rev-parse', 'HEAD']), head, 'the linked checkout fast-forwarded')
+  t.same(whoMade(linked, 'HEAD'), { author: AGENT, committer: AGENT, parents: 1 })
   t.equal(readFileSync(join(linked, 'docs', 'f.md'), 'utf8'), 'f\n')
   t.equal(fingerprint(main), mainBefore, 'the main work tree was never touched')
   t.ok(existsSync(join(main, '.ag')) && !existsSync(join(linked, '.ag')), '.ag/ is in the main work tree, shared')
@@ -181,6 +182,7 @@ t.test('submodules: the superproject refuses writes into one; the submodule is a
   t.match(read.text, /is a submodule \(commit [0-9a-f]{12}\)/)
   const { id } = await proposeUntouched(t, p, top, 'proj', { 'docs/s.md': 's\n' })
   t.match(integrate(t, home, top, id), /fast-forward/)
+  t.same(whoMade(top, 'HEAD'), { author: AGENT, committer: AGENT, parents: 1 })
   await end(t, p, top)
 
   // In the submodule: its git directory is under the superproject's .git/modules.
@@ -193,6 +195,7 @@ t.test('submodules: the superproject refuses writes into one; the submodule is a
     "the superproject sees no change: the submodule's .ag/ is excluded there",
   )
   t.match(integrate(t, home, sub, inner.id), /fast-forward/)
+  t.same(whoMade(sub, 'HEAD'), { author: AGENT, committer: AGENT, parents: 1 })
   t.equal(readFileSync(join(sub, 'lib.js'), 'utf8'), 'export const lib = 2\n')
   small(t, sub, join(top, '.git', 'modules', 'vendor', 'lib'))
   await end(t, q, sub)
@@ -213,10 +216,12 @@ t.test('non-ASCII and case-only-differing names, read, written and integrated by
     t.equal(r.structured['content'], content, `${path} reads as itself`)
   }
   const written = { 'README.md': 'two, revised\n', 'docs/naïve — ü.md': 'ü\n', '日本語/新しい.txt': '新\n' }
-  const { id } = await proposeUntouched(t, p, top, 'proj', written)
+  const { id, head } = await proposeUntouched(t, p, top, 'proj', written)
   const show = agMcp(home, top, ['proposals', 'show', id])
   t.match(show.stdout, /docs\/naïve — ü\.md/, 'show names the path as it is')
   integrate(t, home, top, id)
+  t.equal(git(top, ['rev-parse', 'HEAD']), head)
+  t.same(whoMade(top, 'HEAD'), { author: AGENT, committer: AGENT, parents: 1 })
   for (const [path, content] of Object.entries({ ...names, ...written }))
     t.equal(readFileSync(join(top, path), 'utf8'), content, `${path} is in your checkout, byte for byte`)
   small(t, top, join(top, '.git'))
@@ -231,6 +236,7 @@ t.test('a large repository (5,000 files): read deep, write, propose, integrate',
   t.equal(deep.structured['content'], 'export const v4977 = 4977\n')
   const { id } = await proposeUntouched(t, p, top, 'big', { 'src/d77/f4977.js': 'export const v4977 = -1\n' })
   integrate(t, home, top, id)
+  t.same(whoMade(top, 'HEAD'), { author: AGENT, committer: AGENT, parents: 1 })
   t.equal(readFileSync(join(top, 'src', 'd77', 'f4977.js'), 'utf8'), 'export const v4977 = -1\n')
   small(t, top, join(top, '.git'))
   await end(t, p, top)
