@@ -52,39 +52,39 @@ export interface Located {
   linked: boolean
   /** The branch checked out here, or undefined (a detached or unborn HEAD). */
   branch: string | undefined
-  /** The commit checked out here, or undefined (no commit yet). */
-  head: string | undefined
 }
 
-/** The repository at `start`, or a LocalError that says what to do. */
+/** The repository at `start`, or a LocalError that says what to do (two git runs). */
 export function locate(start: string): Located {
   let out: string[]
+  let inTree = true
   try {
-    out = git(start, [
+    out = gitRaw(start, [
       'rev-parse',
       '--is-bare-repository',
       '--path-format=absolute',
       '--git-dir',
       '--git-common-dir',
       '--show-object-format',
+      '--show-toplevel',
     ]).split('\n')
-  } catch {
+  } catch (e) {
+    // --show-toplevel fails outside a work tree, after the lines before it were printed.
+    out = String((e as { stdout?: string }).stdout ?? '').split('\n')
+    inTree = false
+  }
+  const [bare, gitDir = '', common = '', format, top = ''] = out
+  if (bare === undefined || bare === '')
     throw new LocalError(
       `${start} is not inside a git repository: run git init there, or name one (ag-mcp --local PATH)`,
     )
-  }
-  const [bare, gitDir = '', common = '', format] = out
   if (bare === 'true') throw new LocalError(`${start} is a bare repository; local mode needs a working tree`)
+  if (!inTree || top === '')
+    throw new LocalError(`${start} is inside a git directory, not a working tree: run ag-mcp --local in the work tree`)
   if (format !== 'sha1')
     throw new LocalError(`${start} uses ${format} object ids; local mode works on SHA-1 repositories only`)
-  let top: string
-  try {
-    top = git(start, ['rev-parse', '--show-toplevel'])
-  } catch {
-    throw new LocalError(`${start} is inside a git directory, not a working tree: run ag-mcp --local in the work tree`)
-  }
   const linked = resolve(gitDir) !== resolve(common)
-  return { top, common, home: linked ? mainTreeOf(common) : top, linked, branch: branchAt(top), head: headAt(top) }
+  return { top, common, home: linked ? mainTreeOf(common) : top, linked, branch: branchAt(top) }
 }
 
 /** The main work tree of a repository whose linked worktree we are in (or its git dir, if bare). */
@@ -103,14 +103,6 @@ function mainTreeOf(common: string): string {
 export function branchAt(top: string): string | undefined {
   try {
     return git(top, ['symbolic-ref', '--quiet', '--short', 'HEAD']) || undefined
-  } catch {
-    return undefined
-  }
-}
-
-function headAt(top: string): string | undefined {
-  try {
-    return git(top, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']) || undefined
   } catch {
     return undefined
   }

@@ -98,6 +98,12 @@ export function prepareLocal(where: string | undefined, cwd: string, o: { create
       throw new LocalError(`${l.top} has no local-mode state (.ag/): run ag-mcp --local there first`)
     return s
   }
+  // Set up already: no git run is needed to say so (a start costs what it must, no more).
+  if (existsSync(join(s.bare, 'HEAD'))) {
+    excludeFromGit(l)
+    if (!borrows(s.bare, join(l.common, 'objects'))) shareObjects(s)
+    return s
+  }
   requireCommits(l)
   excludeFromGit(l)
   ensureDataDir(s)
@@ -108,7 +114,7 @@ export function prepareLocal(where: string | undefined, cwd: string, o: { create
       // Another session added it first.
       if (!existsSync(join(s.bare, 'HEAD'))) throw e
     }
-  } else if (!borrows(s.bare, join(l.common, 'objects'))) shareObjects(s)
+  }
   return s
 }
 
