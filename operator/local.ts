@@ -10,7 +10,7 @@ import type { FSWatcher } from 'node:fs'
 import { join } from 'node:path'
 import { client, listProposals } from './local/api.ts'
 import { agentIdentity, pruneIdentities, removeIdentity, writeIdentity } from './local/identity.ts'
-import { LocalError } from './local/repo.ts'
+import { LocalError, gitError } from './local/repo.ts'
 import { holdServer } from './local/server.ts'
 import type { PrivateServer } from './local/server.ts'
 import { prepareLocal } from './local/setup.ts'
@@ -192,8 +192,10 @@ export async function runLocal(
     if (s.branch === undefined) log(`HEAD is detached in ${s.top}; the agent's default branch is ${head}`)
   } catch (e) {
     server?.stop()
-    if (!(e instanceof LocalError)) throw e
-    io.err(`ag-mcp --local: ${e.message}`)
+    // A git that failed in your repository (damaged, unreadable) is said as git said it.
+    const failedGit = !(e instanceof LocalError) && (e as { stderr?: unknown }).stderr !== undefined
+    if (!(e instanceof LocalError) && !failedGit) throw e
+    io.err(`ag-mcp --local: ${failedGit ? `git failed in ${io.cwd}: ${gitError(e)}` : (e as Error).message}`)
     return 2
   }
   // One copy at a time in this process; the first runs while ag-mcp starts serving.
