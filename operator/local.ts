@@ -19,6 +19,8 @@ import {
 import type { FSWatcher } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
+import { localServeArgs } from './local-args.ts'
+import type { LocalRequest } from './local-args.ts'
 
 export class LocalError extends Error {}
 
@@ -61,7 +63,7 @@ function git(cwd: string, args: string[]): string {
  * executable embeds it and runs it as `<executable> ag-server …` (bin/ag-mcp-exe.ts), so local
  * mode needs no Node install there either.
  */
-function agServerCommand(): readonly string[] {
+export function agServerCommand(): readonly string[] {
   const sea = process.getBuiltinModule('node:sea') as { isSea(): boolean } | undefined
   if (sea?.isSea() === true) return [process.execPath, EMBEDDED_AG_SERVER]
   const self = process.argv[1] ? realpathSync(process.argv[1]) : ''
@@ -326,22 +328,13 @@ export interface LocalIo {
  * but its server still exits (its stdin closes) and the token expires.
  */
 export async function runLocal(
-  argv: readonly string[],
+  request: LocalRequest,
   env: NodeJS.ProcessEnv,
   serve: (argv: readonly string[], env: NodeJS.ProcessEnv) => Promise<number>,
   io: LocalIo,
 ): Promise<number> {
-  const i = argv.indexOf('--local')
-  const next = argv[i + 1]
-  const where = next !== undefined && !next.startsWith('--') ? next : undefined
-  const rest = argv.filter((_, j) => j !== i && !(where !== undefined && j === i + 1))
-  const upstreamFlag = rest.find((a) => /^--(upstream|token-file|token-env)(=|$)/.test(a))
-  if (upstreamFlag) {
-    io.err(`ag-mcp: --local starts its own ag-server and token; drop ${upstreamFlag.split('=')[0]}`)
-    return 2
-  }
-  // --help, --version and --print-config need no server.
-  if (rest.some((a) => a === '--help' || a === '--version')) return serve(rest, env)
+  // The flags were checked (local-args.ts) before anything here runs.
+  const where = request.repo
   let s: LocalState
   let token: { file: string; id: string }
   let server: PrivateServer | undefined
@@ -358,7 +351,10 @@ export async function runLocal(
   }
   const watcher = watchProposals(s, (m) => io.err(`ag-mcp --local: ${m}`))
   try {
-    return await serve([...rest, '--upstream', server.url, '--token-file', token.file], env)
+    return await serve(
+      localServeArgs(request, { top: s.top, cwd: io.cwd, upstream: server.url, tokenFile: token.file }),
+      env,
+    )
   } finally {
     watcher?.close()
     try {

@@ -8,12 +8,11 @@ import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
 import type { Config } from './config/config.ts'
 import { flagTable, pluginFlag } from './config/flags.ts'
-import { UsageError } from './config/parse.ts'
 import { flagValues, namedTokens } from './config/named-tokens.ts'
+import { UsageError } from './config/parse.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
 import { PluginSet } from './pipeline/plugins.ts'
 import type { BundledPlugins } from './pipeline/plugins.ts'
-import { createTokenSource } from './pipeline/tokens.ts'
 import type { TokenSourceWithSecrets } from './pipeline/tokens.ts'
 import { createLogger } from './log.ts'
 import type { ClosableLogger } from './log.ts'
@@ -22,12 +21,11 @@ import type { GroupManifest } from './manifest/types.ts'
 import { McpServer } from './mcp/server.ts'
 import { ALL_REVISIONS } from './mcp/revisions.ts'
 import type { ServerInfo } from './plugin-api.ts'
-import { unavailableGroups } from './policy/availability.ts'
-import { resolveGroups } from './policy/groups.ts'
 import { createTokenBucket } from './policy/rate-limit.ts'
-import { createScrubber, REDACTED } from './safety/scrub.ts'
+import { createScrubber } from './safety/scrub.ts'
 import type { Scrubber } from './safety/scrub.ts'
 import { sanitizeText } from './safety/sanitize.ts'
+import { hideSecretValues, readCredentials, servedGroups } from './startup.ts'
 
 export interface ServeOptions {
   name: string
@@ -83,18 +81,8 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     )
   }
   // Groups that cannot work here (no upstream given, no git repository) are left out of the
-  // default set; server_info says why (policy/availability.ts).
-  const absent = unavailableGroups({
-    groups: registry.groups,
-    pluginOptions: Object.fromEntries(Object.entries(o.plugins).map(([n, p]) => [n, p.options])),
-    values: config.plugins,
-    flagOf: (plugin, option) => {
-      const entry = o.plugins[plugin]
-      return entry ? `--${pluginFlag(entry, option)}` : `--${option}`
-    },
-    cwd: process.cwd(),
-  })
-  const groups = resolveGroups(registry.groups, config.allow, config.enable, absent)
+  // default set; server_info says why (startup.ts: `ag-mcp tools` asks the same function).
+  const { resolution: groups, absent } = servedGroups(registry, o.plugins, config, process.cwd())
   if (!groups.ok) return failScrubbed(groups.error)
   if (info === 'print-config') {
     knowNamedTokens()
@@ -104,27 +92,9 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   for (const w of groups.warnings) log.warn(w)
   // Each plugin's credential is read now, by the core: a missing or empty one stops start-up, and
   // the scrubber knows every value before anything can be logged or answered.
-  const credentials: Record<string, TokenSourceWithSecrets> = {}
+  let credentials: Record<string, TokenSourceWithSecrets>
   try {
-    for (const [name, entry] of Object.entries(o.plugins)) {
-      const roles = Object.entries(entry.options)
-      const fileOption = roles.find(([, s]) => s.role === 'credential-file')?.[0]
-      const envOption = roles.find(([, s]) => s.role === 'credential-env')?.[0]
-      if (fileOption === undefined && envOption === undefined) continue
-      const values = config.plugins[name] ?? {}
-      const file = fileOption !== undefined ? values[fileOption] : undefined
-      const env = envOption !== undefined ? values[envOption] : undefined
-      credentials[name] = await createTokenSource({
-        file: typeof file === 'string' ? file : undefined,
-        env: typeof env === 'string' ? env : undefined,
-        flags: {
-          file: fileOption !== undefined ? pluginFlag(entry, fileOption) : '',
-          env: envOption !== undefined ? pluginFlag(entry, envOption) : '',
-        },
-        environment: o.env,
-        log,
-      })
-    }
+    credentials = await readCredentials(o.plugins, config, o.env, log)
   } catch (e) {
     await log.idle() // the warnings above come first
     return failScrubbed((e as Error).message)
@@ -266,16 +236,6 @@ function runLoop(
 function print(text: string): number {
   process.stdout.write(text)
   return 0
-}
-
-/**
- * A start-up message with every flag value that holds a secret replaced whole (so no part of
- * it shows, however the message quotes it), then scrubbed.
- */
-function hideSecretValues(message: string, values: readonly string[], scrubber: Scrubber): string {
-  let out = sanitizeText(message).text
-  for (const v of values) if (v !== '' && scrubber.scrub(v) !== v) out = out.split(v).join(REDACTED)
-  return scrubber.scrub(out)
 }
 
 function fail(message: string): number {

@@ -24,6 +24,8 @@ export interface PluginOptionsWithChecks extends PluginOptionsEntry {
 }
 
 export interface Config {
+  /** Local mode's repository (`.`: the one the working directory is in); ag-mcp itself never reads it. */
+  local: string | undefined
   /** undefined: the groups marked default. */
   allow: readonly string[] | undefined
   enable: readonly string[]
@@ -111,6 +113,10 @@ function readConfigFile(path: string, looksSecret: (v: string) => boolean, table
       throw new UsageError(
         `--config ${path}: unknown key "${key}"; keys are flag names without dashes, e.g. "max-output-bytes"`,
       )
+    if (spec.bare !== undefined && typeof value === 'boolean') {
+      if (value) out[key] = spec.bare
+      continue
+    }
     out[key] = coerce(spec, value, `--config ${path}: "${key}"`)
   }
   return out
@@ -146,6 +152,7 @@ function build(raw: RawFlags, enable: readonly string[]): Omit<Config, 'plugins'
     throw new UsageError(`--log-level must be debug, info, warn, error or silent, got "${logLevel}"`)
   const allowInsecureHttp = get<boolean>('allow-insecure-http') ?? false
   return {
+    local: get<string>('local'),
     allow: checkAllow(get<string[]>('allow')),
     enable: [...enable],
     repo: checkGlobs('repo', get<string[]>('repo') ?? []),
@@ -217,7 +224,7 @@ function checkDirectory(dir: string, flag: string): string {
 function checkAllow(allow: string[] | undefined): string[] | undefined {
   if (allow !== undefined && allow.length === 0)
     throw new UsageError(
-      '--allow is empty: name the groups to enable (e.g. --allow read,workspace,propose), or leave --allow out for the default groups',
+      '--allow is empty: name the groups to enable (e.g. --allow read,workspace,propose, or --allow +continuity to add one to the defaults), or leave --allow out for the default groups',
     )
   return allow
 }

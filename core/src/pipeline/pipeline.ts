@@ -63,13 +63,16 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     }
   })
 
+  // Default groups that cannot work here: the refusal's --allow suggestion leaves them out too.
+  const absentGroups = new Map(Object.entries(o.serverInfo.absent ?? {}))
+
   async function run(tool: RegisteredTool, args: unknown, opts: CallOptions): Promise<CallOutcome> {
     const view = shownAs.get(tool.name) ?? tool
     const group = o.registry.groups.get(tool.group)
     if (!group || !o.enabled.has(tool.group))
       return renderError(
         view,
-        `refused: ${group ? disabledToolMessage(view.name, group, o.enabled, o.registry.groups) : 'its group is unknown'}`,
+        `refused: ${group ? disabledToolMessage(view.name, group, o.enabled, o.registry.groups, absentGroups) : 'its group is unknown'}`,
         undefined,
         env,
       )
