@@ -29,7 +29,10 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
     const script = process.argv[1]
     // The hooks run this same ag-mcp: node and the script (the ESM binary), or the executable alone.
     const self = script && /\.[cm]?js$/.test(script) ? [process.execPath, resolve(script)] : [process.execPath]
-    return main(argv.slice(1), { out: io.out, err: io.err, cwd: io.cwd, self })
+    // Its init writes the hosts' project files with the entry `install --local` writes: one entry, one name.
+    const projectConfigs = async (root: string, write: boolean) =>
+      (await import('../operator/install.ts')).projectConfigs(root, write, io)
+    return main(argv.slice(1), { out: io.out, err: io.err, cwd: io.cwd, self, projectConfigs })
   }
   // `ag-mcp continuity …` is the human CLI of the continuity plugin (Agentpack's `task close`,
   // block and abandon live only there); it never starts the MCP server.
@@ -37,8 +40,9 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
     const { runContinuityCli } = await import('./continuity-cli.ts')
     return runContinuityCli(argv.slice(1), env)
   }
-  if (command === 'install' || command === 'uninstall')
-    code = (await import('../operator/install.ts'))[command](argv.slice(1), io)
+  if (command === 'install')
+    code = await (await import('../operator/install.ts')).install(argv.slice(1), io, { manifests, plugins })
+  else if (command === 'uninstall') code = await (await import('../operator/install.ts')).uninstall(argv.slice(1), io)
   else if (command === 'doctor')
     code = await (await import('../operator/doctor.ts')).doctor(argv.slice(1), io, manifests, plugins)
   else if (command === 'tools')

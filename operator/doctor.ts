@@ -385,6 +385,6 @@ async function checkHooks(top: string, checks: Check[]): Promise<void> {
       check: 'hooks',
       status: 'warn',
       detail: `agit's git hooks are not installed in ${top} (missing: ${missing.join(', ')})`,
-      fix: 'ag-mcp agit init (or ag-mcp agit hooks install)',
+      fix: 'ag-mcp agit init --write (or ag-mcp agit hooks install)',
     })
 }

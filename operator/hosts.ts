@@ -7,6 +7,10 @@
 //   Windsurf         ~/.codeium/windsurf/mcp_config.json, "mcpServers"        docs.windsurf.com/windsurf/cascade/mcp
 // <appData> is what Electron apps use: ~/Library/Application Support on macOS, %APPDATA% on
 // Windows, $XDG_CONFIG_HOME or ~/.config elsewhere.
+// Project scope (a file in the repository, same shape; checked 2026-12 in the same documentation):
+//   Claude Code <repo>/.mcp.json (asks to approve its servers on first use) · Cursor
+//   <repo>/.cursor/mcp.json · VS Code <repo>/.vscode/mcp.json · Codex <repo>/.codex/config.toml (read
+//   only in a project Codex trusts). Claude Desktop and Windsurf have none.
 import { join } from 'node:path'
 
 export const HOSTS = ['claude-code', 'claude-desktop', 'cursor', 'vscode', 'codex', 'windsurf'] as const
@@ -20,6 +24,8 @@ export interface HostFormat {
   key: string
   /** Extra fields the host wants in a stdio entry. */
   extra: Record<string, string>
+  /** The host's project-scope file, relative to the repository (same format), if it has one. */
+  project?: string
 }
 
 export interface Place {
@@ -43,6 +49,7 @@ export function hostFormat(host: HostName, p: Place): HostFormat {
         format: 'json',
         key: 'mcpServers',
         extra: { type: 'stdio' },
+        project: '.mcp.json',
       }
     case 'claude-desktop':
       return {
@@ -59,6 +66,7 @@ export function hostFormat(host: HostName, p: Place): HostFormat {
         format: 'json',
         key: 'mcpServers',
         extra: {},
+        project: '.cursor/mcp.json',
       }
     case 'vscode':
       return {
@@ -67,6 +75,7 @@ export function hostFormat(host: HostName, p: Place): HostFormat {
         format: 'json',
         key: 'servers',
         extra: { type: 'stdio' },
+        project: '.vscode/mcp.json',
       }
     case 'codex':
       return {
@@ -75,6 +84,7 @@ export function hostFormat(host: HostName, p: Place): HostFormat {
         format: 'toml',
         key: 'mcp_servers',
         extra: {},
+        project: '.codex/config.toml',
       }
     case 'windsurf':
       return {

@@ -34,7 +34,7 @@ t.test('status: branch, counts, newest entries', async (t) => {
     'On branch main\nPending thoughts: 2\n\nNewest entries:\n- [ai/reasoning] second\n- [user/intent] first',
   )
   t.same(await getStatus(new AgitRepo(makeRepo())), {
-    text: "AGIT not initialized. Run 'agit init' first.",
+    text: "AGIT not initialized. Run 'ag-mcp agit init --write' first, or log a first step with agit_log_step, which starts it.",
     isError: true,
   })
 })
