@@ -24,7 +24,7 @@ import {
 } from './bundle-format.ts'
 import type { BundleEvidence, BundleOrigin, BundlePayload, BundleSource, TaskBundle } from './bundle-format.ts'
 import { refuse, throwIfAborted } from './errors.ts'
-import { FILE_MODE, isMissing, readJson } from './pack-files.ts'
+import { FILE_MODE, isMissing, PACK_DIR, readJson } from './pack-files.ts'
 import { currentPassport, passportExists, readPassport } from './passports.ts'
 import { formatHandoff } from './reports.ts'
 import { hashFile, resolveRegularFileWithin } from './sources.ts'
@@ -33,7 +33,12 @@ import type { PackEvent, TaskStatus, TaskVerification } from './types.ts'
 
 export interface ExportOptions {
   taskId?: string | undefined
+  /**
+   * The new file: relative to the pack root (a person's CLI export, as Agentpack's), or, with
+   * `inExports`, to `.agentpack/exports/` (the MCP tool's: an agent writes no work-tree file).
+   */
   outputPath: string
+  inExports?: boolean | undefined
   sources?: string[] | undefined
   includeEvidence?: boolean | undefined
   producerVersion: string
@@ -52,7 +57,7 @@ export async function exportBundle(pack: Pack, o: ExportOptions): Promise<Export
   await pack.requireInitialized()
   const passport = o.taskId && o.taskId !== 'current' ? await readPassport(pack, o.taskId) : await currentPassport(pack)
   if (!passport) throw refuse('conflict', 'there is no current task: pass taskId, or start one with task_start')
-  const out = await outputTarget(pack.root, o.outputPath)
+  const out = o.inExports ? await exportsTarget(pack, o.outputPath) : await outputTarget(pack.root, o.outputPath)
   const sourcePaths = [
     ...new Set((o.sources ?? []).map((p) => repoRelative(pack.root, p, 'bundle source path'))),
   ].sort()
@@ -123,7 +128,7 @@ export async function exportBundle(pack: Pack, o: ExportOptions): Promise<Export
   throwIfAborted(pack.signal)
   await mkdir(dirname(out.abs), { recursive: true, mode: 0o700 })
   // The parent chain is checked again after mkdir: a link swapped in meanwhile is refused.
-  await assertInsideRoot(pack.root, dirname(out.abs), o.outputPath)
+  await assertInsideRoot(o.inExports ? pack.path('exports') : pack.root, dirname(out.abs), o.outputPath)
   const fh = await open(out.abs, 'wx', FILE_MODE).catch((e: unknown) => {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST')
       throw refuse('conflict', `refusing to overwrite ${o.outputPath}: bundle export only creates new files`)
@@ -451,6 +456,34 @@ async function outputTarget(root: string, input: string): Promise<{ abs: string;
   )
     throw refuse('conflict', `refusing to overwrite ${input}: bundle export only creates new files`)
   return { abs, rel }
+}
+
+/** The folder under the pack that MCP exports go to (Agentpack's init creates it too). */
+const EXPORTS = 'exports'
+
+/**
+ * An MCP export's file: `input` under `.agentpack/exports/` (given with that prefix or without),
+ * never outside it, never through a symbolic link, never an existing file. The pack is ignored
+ * by git, so an export changes no tracked file and nothing in the work tree a person reviews.
+ */
+async function exportsTarget(pack: Pack, input: string): Promise<{ abs: string; rel: string }> {
+  if (!input.trim()) throw refuse('invalid', 'bundle_export needs outputPath')
+  const prefix = `${PACK_DIR}/${EXPORTS}/`
+  const name = input.replace(/\\/g, '/').startsWith(prefix) ? input.slice(prefix.length) : input
+  const base = pack.path(EXPORTS)
+  await mkdir(base, { recursive: true, mode: 0o700 })
+  await assertInsideRoot(pack.root, base, input)
+  const rel = repoRelative(base, name, `bundle output path (under ${prefix})`)
+  const abs = resolve(base, rel)
+  await assertInsideRoot(base, dirname(abs), input)
+  if (
+    await lstat(abs).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw refuse('conflict', `refusing to overwrite ${prefix}${rel}: bundle export only creates new files`)
+  return { abs, rel: `${prefix}${rel}` }
 }
 
 function repoRelative(root: string, input: string, label: string): string {

@@ -49,7 +49,7 @@ export interface CliIo {
 
 export const CLI_USAGE = `Usage: ag-mcp continuity [--root DIR] <command>
 
-  init                                   create .agentpack/ here (as \`agentpack init\`)
+  init                                   create .agentpack/ here (as \`agentpack init\`; its ignore lines go to .git/info/exclude)
   task start <title> [--objective T] [--constraint T]... [--write-scope P]... [--next T]... [--tag T]... [--risk R]
   task status [ID] [--full]              task list [--open|--status S|--scope P|--all] [--limit N] [--compact] [--json]
   task passport [ID]                     the full passport JSON
@@ -135,8 +135,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     const start = resolve(io.cwd, rootOpt ?? io.env['AGENTPACK_ROOT'] ?? '.')
     if (args.positionals[0] === 'init') {
-      const dir = await initPack(rootOpt ? start : await findPackRoot(start))
-      io.out(`Initialized ${dir}`)
+      const r = await initPack(rootOpt ? start : await findPackRoot(start))
+      io.out(`Initialized ${r.dir}`)
+      // What it wrote besides the pack, said plainly: Agentpack's .gitignore lines, in .git/info/exclude.
+      if (!r.git) io.out('Not in a git repository: nothing to keep out of git.')
+      else if (r.excluded.length > 0)
+        io.out(`Added to .git/info/exclude (no tracked file changed): ${r.excluded.join(', ')}`)
+      else
+        io.out('.git/info/exclude already lists what Agentpack keeps out of git; no file outside .agentpack/ changed.')
       return 0
     }
     const pack = new Pack(await findPackRoot(start), { shapes: io.shapes, env: io.env })

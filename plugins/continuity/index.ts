@@ -1,7 +1,8 @@
 // The continuity plugin: Agentpack's task passports, ledger, resume, checkpoints and bundles in
 // the repository's .agentpack/ (a local plugin). Handlers turn validated arguments into calls of
-// the plain modules beside this file and return plain data; the core validates, polices
-// (--write-path on bundle_export's outputPath), sanitizes, scrubs, bounds and fences.
+// the plain modules beside this file and return plain data; the core validates, sanitizes,
+// scrubs, bounds and fences. Every file an MCP call writes is under .agentpack/ (bundle exports
+// in .agentpack/exports/): no tool of this plugin writes in the work tree.
 import { definePlugin } from '../../core/src/plugin-api.ts'
 import type { Handlers, ToolContext } from '../../core/src/plugin-api.ts'
 import type { PluginTools } from '../../generated/types/tools.ts'
@@ -190,10 +191,11 @@ const handlers: Handlers<PluginTools['continuity'], State> = {
     return { text: r.text, count: r.events.length }
   },
   bundle_export: async (a, ctx) => {
-    // The core checked outputPath (--write-path, path safety) under the same root the pack is
-    // at, so the path written is the path checked.
+    // An agent's export goes under .agentpack/exports/ (pack state, ignored by git): no tool
+    // writes a file in the work tree, which only a person's reviewed integration changes.
     const r = await exportBundle(pack(ctx), {
       outputPath: a.outputPath,
+      inExports: true,
       taskId: a.taskId,
       sources: a.sources,
       includeEvidence: a.includeEvidence,
