@@ -231,9 +231,10 @@ export interface PluginDefinition<O extends OptionTable, S> {
    * A check run once in the background at start-up, after ag-mcp wrote its first answer, when
    * one of the plugin's groups is enabled (init runs first): e.g. that the upstream accepts the
    * credential for every enabled group. It reports through `env.log`; it never delays an answer
-   * and never stops ag-mcp (a rejection is logged at debug level).
+   * and never stops ag-mcp (a rejection is logged at debug level). `signal` is aborted when the
+   * session ends: a check still running then says nothing (the session ended normally).
    */
-  start?(state: S, env: PluginInit<O>): Promise<void>
+  start?(state: S, env: PluginInit<O>, signal: AbortSignal): Promise<void>
   /** Handlers by tool name (type them with Handlers<…> and the generated tool types). */
   handlers: object
   operation?: OperationSupport<S>
@@ -255,7 +256,7 @@ export interface Plugin {
   optionPrefix?: string
   options?: OptionTable
   init?(env: PluginInit<OptionTable>): unknown
-  start?(state: unknown, env: PluginInit<OptionTable>): Promise<void>
+  start?(state: unknown, env: PluginInit<OptionTable>, signal: AbortSignal): Promise<void>
   handlers: Readonly<Record<string, (args: ToolArgs, ctx: ToolContext) => Promise<unknown>>>
   operation?: OperationSupport<unknown>
   confirmLease?(check: LeaseCheck, ctx: ToolContext): Promise<LeaseVerdict>

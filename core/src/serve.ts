@@ -153,6 +153,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   return runLoop(pipeline, config, log, scrubber, {
     line: () => logStartup(o, config, [...groups.enabled], registry, log),
     checks: () => plugins.runStartChecks(),
+    stopChecks: () => plugins.stopStartChecks(),
   })
 }
 
@@ -167,7 +168,7 @@ function runLoop(
   config: Readonly<Config>,
   log: ClosableLogger,
   scrubber: Scrubber,
-  startup: { line: () => void; checks: () => void },
+  startup: { line: () => void; checks: () => void; stopChecks: () => Promise<void> },
 ): Promise<number> {
   const writer = new LineWriter(process.stdout)
   // The start-up line is written once the first answer has left, or after STARTUP_LINE_MS with no
@@ -215,12 +216,12 @@ function runLoop(
     onDrained: () => {
       if (deadline) clearTimeout(deadline)
       startupLine()
-      // Every answer reaches the client; the log gets a moment more, but a host application that
-      // never reads stderr must not keep the process from exiting.
-      void Promise.all([
-        writer.idle(),
-        Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())]),
-      ]).then(() => done(0))
+      // Every answer reaches the client; a start-up check still running stops (a session that
+      // only initialized and closed ends quietly); the log gets a moment more, but a host
+      // application that never reads stderr must not keep the process from exiting.
+      void Promise.all([writer.idle(), startup.stopChecks()])
+        .then(() => Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())]))
+        .then(() => done(0))
     },
   })
   pump.connect(readStdin({ data: (bytes) => pump.data(bytes), end: () => pump.end(true) }))

@@ -46,7 +46,7 @@ export default definePlugin({
         log,
       }),
     ),
-  start: (client, { groups, log }) => warnUnservedGroups(client, groups, log),
+  start: (client, { groups, log }, signal) => warnUnservedGroups(client, groups, log, signal),
   handlers: Object.fromEntries(
     Object.entries(handlers).map(([name, h]) => [name, inScope(h as Handler<ToolTypes, AgwpClient>)]),
   ),

@@ -41,6 +41,9 @@ const NO_CREDENTIAL: TokenSource = { current: async () => undefined, refresh: as
 export class PluginSet {
   private readonly loaded = new Map<string, Promise<LoadedPlugin>>()
   private started = false
+  /** Aborted when the session ends: start-up checks still running stop, and say nothing. */
+  private readonly ending = new AbortController()
+  private readonly checks: Promise<void>[] = []
 
   constructor(
     private readonly bundled: BundledPlugins,
@@ -68,17 +71,29 @@ export class PluginSet {
   runStartChecks(): void {
     if (this.started) return
     this.started = true
+    const signal = this.ending.signal
     for (const [name, entry] of Object.entries(this.bundled)) {
       if (entry.starts !== true || (this.env.groups?.[name]?.length ?? 0) === 0) continue
-      this.get(name)
-        .then(({ plugin, state, init }) => plugin.start?.(state, init))
+      const check = this.get(name)
+        .then(({ plugin, state, init }) => (signal.aborted ? undefined : plugin.start?.(state, init, signal)))
         .catch((e: unknown) =>
           this.env.log.debug('start-up check not run', {
             plugin: name,
             error: e instanceof Error ? e.message : ((e as { message?: unknown }).message ?? String(e)),
           }),
         )
+      this.checks.push(check)
     }
+  }
+
+  /**
+   * At the end of the session: start-up checks still running are aborted, and settle before the
+   * process goes on (local mode then revokes the token a check may be using: a 401 from that is
+   * the session's end, not a problem to warn about).
+   */
+  async stopStartChecks(): Promise<void> {
+    this.ending.abort()
+    await Promise.allSettled(this.checks)
   }
 
   private async start(name: string, entry: BundledPlugin): Promise<LoadedPlugin> {
