@@ -31,7 +31,7 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
     const self = script && /\.[cm]?js$/.test(script) ? [process.execPath, resolve(script)] : [process.execPath]
     // Its init writes the hosts' project files with the entry `install --local` writes: one entry, one name.
     const projectConfigs = async (root: string, write: boolean) =>
-      (await import('../operator/install.ts')).projectConfigs(root, write, io)
+      (await import('../operator/host-entry.ts')).projectConfigs(root, write, io)
     return main(argv.slice(1), { out: io.out, err: io.err, cwd: io.cwd, self, projectConfigs })
   }
   // `ag-mcp continuity …` is the human CLI of the continuity plugin (Agentpack's `task close`,

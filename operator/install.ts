@@ -6,21 +6,11 @@
 // With --local, the entry goes into the repository's project-scope file where the host has one
 // (a file in the work tree, written by the person who runs this, never by the agent), named after
 // the repository; --scope user puts it in the host's user file instead. uninstall removes our
-// entry and nothing else.
+// entry and nothing else. The entry and the file I/O are host-entry.ts's.
 import { execFileSync } from 'node:child_process'
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { basename, dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { checkUpstream } from '../core/src/config/config.ts'
 import type { GroupManifest } from '../core/src/manifest/types.ts'
 import type { BundledPlugins } from '../core/src/pipeline/plugins.ts'
@@ -29,6 +19,7 @@ import { startupVerdict } from '../core/src/startup.ts'
 import { closest } from '../lib/closest.ts'
 import { addExcludes, removeExcludes } from '../lib/git-exclude.ts'
 import { addEntry, findEntry, removeEntry } from './host-config.ts'
+import { isOurs, localEntryName, readHostFile, selfCommand, writeAtomic } from './host-entry.ts'
 import type { ServerEntry } from './host-config.ts'
 import { HOSTS, hostFormat } from './hosts.ts'
 import type { HostFormat, HostName } from './hosts.ts'
@@ -147,21 +138,6 @@ function parse(argv: readonly string[], verb: string): Options {
   return o
 }
 
-/** How this very ag-mcp is started again: node and the bundle, or the standalone executable alone. */
-function selfCommand(): ServerEntry {
-  const exe = realpathSync(process.execPath)
-  const script = process.argv[1] ? realpathSync(process.argv[1]) : exe
-  return script === exe ? { command: exe, args: [] } : { command: exe, args: [script] }
-}
-
-/** An entry is ours when it starts an ag-mcp (bundle or executable). */
-export function isOurs(entry: unknown): boolean {
-  if (typeof entry !== 'object' || entry === null) return false
-  const e = entry as { command?: unknown; args?: unknown }
-  const words = [e.command, ...(Array.isArray(e.args) ? e.args : [])].filter((w): w is string => typeof w === 'string')
-  return words.some((w) => /^ag-mcp(\.mjs|-[a-z0-9-]+(\.exe)?)?$/.test(basename(w)))
-}
-
 /** The git top level of `dir`, or a refusal that says how to get one. */
 function repositoryOf(dir: string, verb: string): string {
   try {
@@ -173,17 +149,6 @@ function repositoryOf(dir: string, verb: string): string {
   } catch {
     throw usage(`${verb}: ${dir} is not inside a git repository: run git init there, or name one (--local PATH)`)
   }
-}
-
-/**
- * The entry name a local entry gets: one per repository (`agentgit-<its folder name>`), so two
- * repositories never share one in a user file, and never the shared server's `agentgit`.
- */
-export function localEntryName(top: string): string {
-  const stem = basename(top)
-    .replace(/[^A-Za-z0-9_-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-  return `agentgit-${stem || 'repo'}`.slice(0, 64)
 }
 
 /** Where an entry goes, under which name, and what it runs. */
@@ -283,24 +248,13 @@ function tracked(top: string, rel: string): boolean {
   }
 }
 
+/** The host file's text ('' when it does not exist yet), or a refusal when it cannot be read. */
 function readCurrent(file: string): string {
   try {
-    return readFileSync(file, 'utf8')
+    return readHostFile(file)
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') return ''
-    throw new Refusal(`cannot read ${file} (${code ?? String(e)})`, 1)
+    throw new Refusal(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? String(e)})`, 1)
   }
-}
-
-/** Replaces the file in one step, keeping its mode (a new one is private: 0600). */
-function writeAtomic(file: string, text: string): void {
-  const mode = statSync(file, { throwIfNoEntry: false })?.mode ?? 0o600
-  mkdirSync(dirname(file), { recursive: true })
-  const tmp = `${file}.ag-mcp-${process.pid}.tmp`
-  writeFileSync(tmp, text, { mode: mode & 0o777 })
-  chmodSync(tmp, mode & 0o777)
-  renameSync(tmp, file)
 }
 
 function show(fmt: HostFormat, name: string, entry: ServerEntry): string {
@@ -312,7 +266,8 @@ function show(fmt: HostFormat, name: string, entry: ServerEntry): string {
 }
 
 /** What the scope means for the person, in one sentence: where the entry is seen, and the other choice. */
-function scopeNote(p: Plan, host: string): string {
+function scopeNote(p: Plan, host: string, file: string | undefined): string {
+  if (file !== undefined) return ''
   if (p.project)
     return `Project scope: only this repository's ${p.fmt.label} sessions see it. The file is in your work tree, written by you (the agent never writes there); for ${p.fmt.label}'s user file instead: ag-mcp install ${host} --local ${p.project.top} --scope user.`
   if (p.entry.args.includes('--local'))
@@ -333,7 +288,9 @@ export async function install(argv: readonly string[], io: Io, bundle: Bundle): 
       )
     const edit = addEntry(fmt, readCurrent(fmt.file), name, entry, o.force)
     if (!edit.ok) throw new Refusal(`install: ${fmt.file}: ${edit.reason}`, 1)
-    const notes = [scopeNote(p, o.host), ...p.warnings.map((w) => `Note: ag-mcp will warn: ${w}`)].filter(Boolean)
+    const notes = [scopeNote(p, o.host, o.file), ...p.warnings.map((w) => `Note: ag-mcp will warn: ${w}`)].filter(
+      Boolean,
+    )
     const what = `${edit.replaced ? 'replace' : 'add'} the server "${name}" in ${fmt.file}`
     if (!o.write) {
       io.out(
@@ -418,48 +375,4 @@ async function guarded(io: Io, run: () => Promise<number>): Promise<number> {
     io.err(`ag-mcp ${e.message}`)
     return e.code
   }
-}
-
-/** The hosts whose project files `ag-mcp agit init --write` creates (as AGIT's own init does). */
-const INIT_HOSTS: readonly HostName[] = ['claude-code', 'cursor', 'vscode']
-
-/**
- * For `ag-mcp agit init`: each host's project file in the repository at `top`, created where
- * none exists, holding the entry `ag-mcp install <host> --local` writes (one name, one command).
- * An existing file is left alone, with the command that adds the entry to it.
- */
-export async function projectConfigs(
-  top: string,
-  write: boolean,
-  io: Pick<Io, 'env'>,
-): Promise<Array<{ path: string; action: string }>> {
-  const self = selfCommand()
-  const name = localEntryName(top)
-  const entry = { command: self.command, args: [...self.args, '--local', top] }
-  const out: Array<{ path: string; action: string }> = []
-  for (const host of INIT_HOSTS) {
-    const user = hostFormat(host, { home: homedir(), platform: process.platform, env: io.env })
-    const rel = user.project as string
-    const fmt = { ...user, file: join(top, rel) }
-    if (existsSync(fmt.file)) {
-      const has = isOurs(findEntry(fmt, readCurrent(fmt.file), name))
-      out.push({
-        path: rel,
-        action: has
-          ? `exists, has "${name}"`
-          : `exists, left alone (ag-mcp install ${host} --local --write adds "${name}")`,
-      })
-      continue
-    }
-    if (!write) {
-      out.push({ path: rel, action: `would create (server "${name}")` })
-      continue
-    }
-    const edit = addEntry(fmt, '', name, entry, false)
-    if (!edit.ok) throw new Error(`${fmt.file}: ${edit.reason}`)
-    writeAtomic(fmt.file, edit.text)
-    await addExcludes(top, [`/${rel}`], `${fmt.label} entry written by ag-mcp agit init`)
-    out.push({ path: rel, action: `created (server "${name}"; listed in .git/info/exclude)` })
-  }
-  return out
 }
