@@ -6,7 +6,7 @@ import { realpathSync } from 'node:fs'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import { loadConfig } from '../core/src/config/config.ts'
 import type { Config } from '../core/src/config/config.ts'
-import { pluginFlag } from '../core/src/config/flags.ts'
+import { envName, pluginFlag } from '../core/src/config/flags.ts'
 import { UsageError } from '../core/src/config/parse.ts'
 import type { GroupManifest } from '../core/src/manifest/types.ts'
 import type { BundledPlugins } from '../core/src/pipeline/plugins.ts'
@@ -111,7 +111,11 @@ export async function localMode(
   // --help and --version print without a server; ag-mcp answers them as it would anywhere.
   if (config.local === undefined || info === 'help' || info === 'version') return undefined
   const { given, roots } = roleFlags(config, plugins)
-  if (given.length > 0) return { error: conflict(given) }
+  if (given.length > 0) {
+    // Named where it came from: a variable of the shell, or the config file.
+    const where = given.map((f) => (io.env[envName(f)] !== undefined ? envName(f) : `"${f}" in the config file`))
+    return { error: `--local starts its own ag-server and token; drop ${where.join(', ')}` }
+  }
   const rest = withoutLocal(argv)
   const verdict = await check([...rest, '--upstream', LOCAL_UPSTREAM_STAND_IN], resolve(io.cwd, config.local))
   if (verdict.error !== undefined) return { error: verdict.error }

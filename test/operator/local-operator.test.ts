@@ -107,6 +107,8 @@ t.test('doctor --local checks what a local session needs', async (t) => {
   const clash = agMcp(repo, ['doctor', '--local', '--upstream', 'http://127.0.0.1:9'])
   t.equal(clash.status, 1)
   t.match(clash.stdout, /^FAIL\s+config\s+--local starts its own ag-server and token; drop --upstream$/m)
+  const fromShell = agMcp(repo, ['doctor', '--local'], { AG_MCP_UPSTREAM: 'http://127.0.0.1:9' })
+  t.match(fromShell.stdout, /^FAIL\s+config\s+--local starts its own ag-server and token; drop AG_MCP_UPSTREAM$/m)
 })
 
 t.test('config init --local: a local file, its $schema beside it, accepted as is', async (t) => {
