@@ -6,7 +6,7 @@ import { realpathSync } from 'node:fs'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import { loadConfig } from '../core/src/config/config.ts'
 import type { Config } from '../core/src/config/config.ts'
-import { envName, pluginFlag } from '../core/src/config/flags.ts'
+import { envName, flagTable, pluginFlag } from '../core/src/config/flags.ts'
 import { UsageError } from '../core/src/config/parse.ts'
 import type { GroupManifest } from '../core/src/manifest/types.ts'
 import type { BundledPlugins } from '../core/src/pipeline/plugins.ts'
@@ -26,7 +26,16 @@ export interface LocalRequest {
   rest: string[]
   /** The local plugins' root flags nobody set: a session outside the repository points them at it. */
   roots: string[]
+  /** What local mode sets unless the operator did: exports stay in the pack (no work-tree file). */
+  defaults: string[]
 }
+
+/**
+ * Flags local mode turns on when nobody set them (a flag, a variable or the config file), and
+ * why: an agent working on your own repository writes no work-tree file through MCP, so a bundle
+ * export goes under .agentpack/exports/.
+ */
+const LOCAL_DEFAULTS = ['continuity-exports-in-pack']
 
 export interface Io {
   cwd: string
@@ -101,8 +110,9 @@ export async function localMode(
   }
   let config: Readonly<Config>
   let info: string | undefined
+  let set: ReadonlySet<string>
   try {
-    ;({ config, info } = loadConfig(argv, io.env, looksSecret, plugins))
+    ;({ config, info, given: set } = loadConfig(argv, io.env, looksSecret, plugins))
   } catch (e) {
     if (!(e instanceof UsageError)) throw e
     // A configuration ag-mcp refuses anyway: it says why, with the message (scrubbed) it gives.
@@ -119,12 +129,14 @@ export async function localMode(
   const rest = withoutLocal(argv)
   const verdict = await check([...rest, '--upstream', LOCAL_UPSTREAM_STAND_IN], resolve(io.cwd, config.local))
   if (verdict.error !== undefined) return { error: verdict.error }
-  return { request: { repo: config.local, rest, roots } }
+  const table = flagTable(plugins)
+  const defaults = LOCAL_DEFAULTS.filter((f) => f in table && !set.has(f)).map((f) => `--${f}`)
+  return { request: { repo: config.local, rest, roots, defaults } }
 }
 
 /**
- * What a local session serves with: its own arguments, the private server and its token, and,
- * when ag-mcp runs outside the repository (a host started it elsewhere), that repository as the
+ * What a local session serves with: its own arguments, local mode's defaults, the private server
+ * and its token, and, when ag-mcp runs outside the repository (a host started it elsewhere), that repository as the
  * root of every local plugin nobody pointed elsewhere, so agit and continuity work on the
  * repository the agent proposes to.
  */
@@ -133,7 +145,15 @@ export function localServeArgs(
   session: { top: string; cwd: string; upstream: string; tokenFile: string },
 ): string[] {
   const roots = within(session.top, session.cwd) ? [] : request.roots.flatMap((f) => [`--${f}`, session.top])
-  return [...request.rest, ...roots, '--upstream', session.upstream, '--token-file', session.tokenFile]
+  return [
+    ...request.rest,
+    ...roots,
+    ...request.defaults,
+    '--upstream',
+    session.upstream,
+    '--token-file',
+    session.tokenFile,
+  ]
 }
 
 /** `dir` is `top` or inside it (real paths, so a symlinked checkout compares equal). */

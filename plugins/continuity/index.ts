@@ -1,8 +1,7 @@
 // The continuity plugin: Agentpack's task passports, ledger, resume, checkpoints and bundles in
 // the repository's .agentpack/ (a local plugin). Handlers turn validated arguments into calls of
-// the plain modules beside this file and return plain data; the core validates, sanitizes,
-// scrubs, bounds and fences. Every file an MCP call writes is under .agentpack/ (bundle exports
-// in .agentpack/exports/): no tool of this plugin writes in the work tree.
+// the plain modules beside this file and return plain data; the core validates, polices
+// (--write-path on bundle_export's outputPath), sanitizes, scrubs, bounds and fences.
 import { definePlugin } from '../../core/src/plugin-api.ts'
 import type { Handlers, ToolContext } from '../../core/src/plugin-api.ts'
 import type { PluginTools } from '../../generated/types/tools.ts'
@@ -44,6 +43,8 @@ interface State {
    */
   root: string
   scrub: (s: string) => string
+  /** --continuity-exports-in-pack: bundle_export writes under .agentpack/exports/. */
+  exportsInPack: boolean
 }
 
 type Ctx = ToolContext<State>
@@ -191,11 +192,12 @@ const handlers: Handlers<PluginTools['continuity'], State> = {
     return { text: r.text, count: r.events.length }
   },
   bundle_export: async (a, ctx) => {
-    // An agent's export goes under .agentpack/exports/ (pack state, ignored by git): no tool
-    // writes a file in the work tree, which only a person's reviewed integration changes.
+    // The core checked outputPath (--write-path, path safety) under the same root the pack is
+    // at. With --continuity-exports-in-pack (local mode sets it) the file goes under
+    // .agentpack/exports/ instead: pack state, ignored by git, never a work-tree file.
     const r = await exportBundle(pack(ctx), {
       outputPath: a.outputPath,
-      inExports: true,
+      inExports: ctx.state.exportsInPack,
       taskId: a.taskId,
       sources: a.sources,
       includeEvidence: a.includeEvidence,
@@ -261,6 +263,12 @@ export default definePlugin({
   name: 'continuity',
   api: 1,
   options: {
+    'exports-in-pack': {
+      type: 'boolean',
+      default: false,
+      description:
+        'bundle_export writes under .agentpack/exports/ instead of a new file of the work tree, so no MCP call writes a work-tree file (local mode turns it on).',
+    },
     root: {
       type: 'string',
       role: 'root',
@@ -270,9 +278,9 @@ export default definePlugin({
         'The directory holding .agentpack/ (default: the nearest ancestor of the working directory that has one, inside the git top level; else the git top level).',
     },
   },
-  init: async ({ root, scrub }): Promise<State> => {
+  init: async ({ root, scrub, options }): Promise<State> => {
     if (root === undefined) throw refuse('invalid', 'the continuity plugin has no root directory')
-    return { root, scrub }
+    return { root, scrub, exportsInPack: options['exports-in-pack'] }
   },
   handlers,
 })

@@ -1,8 +1,8 @@
 // The continuity and bundles groups from outside the process: the real bundled binary over
 // stdio on a real pack. Opt-in (hidden and explained until named in --allow), schemas enforced
 // (no empty decision), domain refusals as isError results, what is read back fenced, sanitized
-// and scrubbed, bundle_export writing only under .agentpack/exports/ (never the work tree),
-// bundle paths confined to the pack root, the resume resource, and ag-mcp and the CLI writing one pack at once.
+// and scrubbed, --write-path applied to the file bundle_export writes, bundle paths confined to
+// the pack root, the resume resource, and ag-mcp and the CLI writing one pack at once.
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -165,48 +165,56 @@ t.test('read back through the fence, sanitize and scrub pipeline', async (t) => 
   t.same(r.data?.['sanitized'], { removed: 4 }, 'the removals are reported')
 })
 
-t.test(
-  'bundle_export writes under .agentpack/exports/, never the work tree; bundle paths stay in the root',
-  async (t) => {
-    const root = await repo(t)
-    const p = start(t, root, ['--write-path', 'src/**'])
-    await call(p, 'task_start', { title: 'Export me' })
-    // Issue 26, friction 5: this created src/new-file.js, a work-tree file outside any proposal.
-    const tree = await call(p, 'bundle_export', { outputPath: 'src/new-file.js' })
-    t.notOk(tree.isError, tree.text)
-    t.notOk(existsSync(join(root, 'src', 'new-file.js')), 'no file in the work tree')
-    t.ok(existsSync(join(root, '.agentpack', 'exports', 'src', 'new-file.js')), 'the export is pack state')
-    t.equal(tree.data?.['outputPath'], '.agentpack/exports/src/new-file.js')
-    t.equal(git(root, 'status', '--porcelain'), '', 'git status is as it was')
-    const outOfRoot = await call(p, 'bundle_export', { outputPath: '../escape.json' })
-    t.ok(outOfRoot.isError, 'a path out of the exports folder is refused')
-    t.match(outOfRoot.text, /outside the project root/)
-    t.notOk(existsSync(join(root, '.agentpack', 'escape.json')))
-    const ok = await call(p, 'bundle_export', { outputPath: '.agentpack/exports/task.json' })
-    t.notOk(ok.isError, ok.text)
-    t.equal(ok.data?.['outputPath'], '.agentpack/exports/task.json', 'the folder may be named or not')
-    const again = await call(p, 'bundle_export', { outputPath: 'task.json' })
-    t.ok(again.isError, 'an existing export is never replaced')
-    t.match(again.text, /refusing to overwrite \.agentpack\/exports\/task\.json/)
-    mkdirSync(join(root, 'exports'))
-    writeFileSync(join(root, 'exports', 'task.json'), readFileSync(join(root, '.agentpack', 'exports', 'task.json')))
-    t.match((await call(p, 'bundle_inspect', { path: 'exports/task.json' })).text, 'Status: valid (valid digest)')
-    t.match(
-      (await call(p, 'bundle_import_plan', { path: 'exports/task.json' })).text,
-      'Outcome: conflict',
-      'its own task exists here',
-    )
-    t.match((await call(p, 'bundle_import_plan', { path: 'exports/task.json', asNew: true })).text, 'Outcome: create')
-    const away = await call(p, 'bundle_inspect', { path: '/etc/passwd' })
-    t.ok(away.isError)
-    t.match(away.text, 'outside the project root')
-    writeFileSync(join(root, 'exports', 'big.json'), ' '.repeat(2 * 1024 * 1024 + 1))
-    t.match(
-      (await call(p, 'bundle_import', { path: 'exports/big.json', write: true })).text,
-      'over the 2097152-byte limit',
-    )
-  },
-)
+t.test('--write-path governs the file bundle_export writes; bundle paths stay in the root', async (t) => {
+  const root = await repo(t)
+  const p = start(t, root, ['--write-path', 'exports/**'])
+  await call(p, 'task_start', { title: 'Export me' })
+  const outside = await call(p, 'bundle_export', { outputPath: 'src/stolen.json' })
+  t.ok(outside.isError)
+  t.match(outside.text, /--write-path/)
+  t.notOk(existsSync(join(root, 'src', 'stolen.json')), 'nothing written outside --write-path')
+  const outOfRoot = await call(p, 'bundle_export', { outputPath: '../escape.json' })
+  t.ok(outOfRoot.isError, 'a path out of the root is refused')
+  const ok = await call(p, 'bundle_export', { outputPath: 'exports/task.json' })
+  t.notOk(ok.isError, ok.text)
+  t.ok(existsSync(join(root, 'exports', 'task.json')))
+  t.match((await call(p, 'bundle_inspect', { path: 'exports/task.json' })).text, 'Status: valid (valid digest)')
+  t.match(
+    (await call(p, 'bundle_import_plan', { path: 'exports/task.json' })).text,
+    'Outcome: conflict',
+    'its own task exists here',
+  )
+  t.match((await call(p, 'bundle_import_plan', { path: 'exports/task.json', asNew: true })).text, 'Outcome: create')
+  const away = await call(p, 'bundle_inspect', { path: '/etc/passwd' })
+  t.ok(away.isError)
+  t.match(away.text, 'outside the project root')
+  writeFileSync(join(root, 'exports', 'big.json'), ' '.repeat(2 * 1024 * 1024 + 1))
+  t.match(
+    (await call(p, 'bundle_import', { path: 'exports/big.json', write: true })).text,
+    'over the 2097152-byte limit',
+  )
+})
+
+t.test('--continuity-exports-in-pack (local mode sets it): exports under .agentpack/exports/ only', async (t) => {
+  const root = await repo(t)
+  const p = start(t, root, ['--continuity-exports-in-pack'])
+  await call(p, 'task_start', { title: 'Export me' })
+  // Issue 26, friction 5: in local mode this created src/new-file.js, outside any proposal.
+  const tree = await call(p, 'bundle_export', { outputPath: 'src/new-file.js' })
+  t.notOk(tree.isError, tree.text)
+  t.notOk(existsSync(join(root, 'src', 'new-file.js')), 'no file in the work tree')
+  t.ok(existsSync(join(root, '.agentpack', 'exports', 'src', 'new-file.js')), 'the export is pack state')
+  t.equal(tree.data?.['outputPath'], '.agentpack/exports/src/new-file.js')
+  t.equal(git(root, 'status', '--porcelain'), '', 'git status is as it was')
+  t.ok((await call(p, 'bundle_export', { outputPath: '../escape.json' })).isError, 'out of the root: refused')
+  const named = await call(p, 'bundle_export', { outputPath: '.agentpack/exports/task.json' })
+  t.notOk(named.isError, named.text)
+  t.equal(named.data?.['outputPath'], '.agentpack/exports/task.json', 'the folder may be named or not')
+  const again = await call(p, 'bundle_export', { outputPath: 'task.json' })
+  t.ok(again.isError, 'an existing export is never replaced')
+  t.match(again.text, /refusing to overwrite \.agentpack\/exports\/task\.json/)
+  t.match((await call(p, 'bundle_inspect', { path: '.agentpack/exports/task.json' })).text, 'Status: valid')
+})
 
 t.test('a pack in a sub-project is the root: found from below, exported to without a flag', async (t) => {
   const top = await repo(t, { init: false })
@@ -217,14 +225,15 @@ t.test('a pack in a sub-project is the root: found from below, exported to witho
   const p = startMcp(t, {
     cwd: join(sub, 'src', 'deep'),
     env: GIT_ENV,
-    args: ['--allow', 'continuity,bundles'],
+    args: ['--allow', 'continuity,bundles', '--write-path', 'exports/**'],
   })
   t.notOk((await call(p, 'task_start', { title: 'Sub-project task' })).isError)
-  const out = await call(p, 'bundle_export', { outputPath: 'task.json' })
+  const out = await call(p, 'bundle_export', { outputPath: 'exports/task.json' })
   t.notOk(out.isError, out.text)
-  t.ok(existsSync(join(sub, '.agentpack', 'exports', 'task.json')), 'written under the pack found')
+  t.ok(existsSync(join(sub, 'exports', 'task.json')), 'written under the pack root, which --write-path is relative to')
+  t.notOk(existsSync(join(top, 'exports')), 'not under the git top level')
   t.notOk(existsSync(join(top, '.agentpack')), 'no second pack at the top')
-  t.match((await call(p, 'bundle_inspect', { path: '.agentpack/exports/task.json' })).text, 'Status: valid')
+  t.match((await call(p, 'bundle_inspect', { path: 'exports/task.json' })).text, 'Status: valid')
   t.ok(
     (await call(p, 'bundle_export', { outputPath: '../../escape.json' })).isError,
     'the pack root bounds what may be written',

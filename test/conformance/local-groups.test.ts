@@ -1,14 +1,15 @@
-// agit beside the AGWP groups in local mode (issue 26, friction 6), through the real binary: a
-// location may name the file the agent just wrote into its server-side workspace (it is not in
-// the work tree until a person integrates it), and a location that names nothing says what works
-// here, not AGIT's "use cd".
+// agit and continuity beside the AGWP groups in local mode (issue 26, frictions 5 and 6), through
+// the real binary: a location may name the file the agent just wrote into its server-side
+// workspace (it is not in the work tree until a person integrates it), a location that names
+// nothing says what works here, not AGIT's "use cd", and a bundle export never lands in the work
+// tree.
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { GIT_IDENTITY } from '../helpers/git-identity.ts'
-import { startMcp } from '../helpers/mcp-process.ts'
+import { BINARY, startMcp } from '../helpers/mcp-process.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
 
 const home = mkdtempSync(join(tmpdir(), 'ag-mcp-local-groups-'))
@@ -64,5 +65,19 @@ t.test("a location may name a file of the agent's open workspace", async (t) => 
   })
   t.ok(out.isError)
   t.equal(git('status', '--porcelain'), '', 'the work tree is untouched')
+  t.equal((await p.close()).code, 0, p.stderr)
+})
+
+t.test('in local mode a bundle export stays in the pack, never the work tree', async (t) => {
+  const init = spawnSync(process.execPath, [BINARY, 'continuity', 'init'], { cwd: repo, env, encoding: 'utf8' })
+  t.equal(init.status, 0, init.stderr)
+  const p = startMcp(t, { args: ['--local', repo, '--allow', '+continuity,+bundles'], env, exactEnv: true, cwd: repo })
+  t.notOk((await call(p, 'task_start', { title: 'Hand this over' })).isError)
+  const out = await call(p, 'bundle_export', { outputPath: 'src/new-file.js' })
+  t.notOk(out.isError, out.text)
+  t.equal(out.data['outputPath'], '.agentpack/exports/src/new-file.js')
+  t.notOk(existsSync(join(repo, 'src', 'new-file.js')), 'no file in the work tree (main wrote src/new-file.js)')
+  t.ok(existsSync(join(repo, '.agentpack', 'exports', 'src', 'new-file.js')))
+  t.equal(git('status', '--porcelain'), '', 'nothing to commit, nothing tracked changed')
   t.equal((await p.close()).code, 0, p.stderr)
 })

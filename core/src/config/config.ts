@@ -47,6 +47,8 @@ export interface Config {
 export interface Startup {
   config: Readonly<Config>
   info: ParsedArgs['info']
+  /** The flags some source set (argv, environment, config file), whatever their value. */
+  given: ReadonlySet<string>
 }
 
 /** Keys a config file may never hold: a token value belongs in a 0600 file or the environment. */
@@ -72,7 +74,7 @@ export function loadConfig(
   }
   Object.assign(merged, parsed.flags)
   const config: Config = { ...build(merged, parsed.enable), plugins: pluginValues(merged, plugins) }
-  return { config: Object.freeze(config), info: parsed.info }
+  return { config: Object.freeze(config), info: parsed.info, given: new Set(Object.keys(merged)) }
 }
 
 function readConfigFile(path: string, looksSecret: (v: string) => boolean, table: FlagTable): RawFlags {

@@ -316,7 +316,7 @@ Object {
             "type": "boolean",
           },
           "outputPath": Object {
-            "description": "The new bundle file's name under .agentpack/exports/ (e.g. handoff.json; folders allowed).",
+            "description": "The new bundle file, relative to the pack root.",
             "maxLength": 1000,
             "minLength": 1,
             "type": "string",
