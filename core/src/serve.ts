@@ -160,8 +160,12 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     scrub: (s) => scrubber.scrub(s),
     groups: groupsOf,
   })
+  // One process has one serverInfo: a peer's name (and list ttl) when the groups the operator
+  // named in --allow all stand in for that peer (e.g. continuity,bundles: agentpack), so its
+  // clients' identity checks pass; a default start is ag-mcp's own; --server-name for any mix.
+  const peer = config.allow !== undefined ? registry.peerOf(groups.enabled) : undefined
   const pipeline = createPipeline({
-    identity: { name: o.name, title: o.title, version: o.version },
+    identity: { name: config.serverName ?? peer?.name ?? o.name, title: o.title, version: o.version },
     instructions: o.instructions,
     registry,
     enabled: groups.enabled,
@@ -180,7 +184,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const v8 = process.getBuiltinModule('node:v8')
     v8.setFlagsFromString('--semi-space-growth-factor=1')
   }, 20).unref()
-  return runLoop(pipeline, config, log, scrubber, {
+  return runLoop(pipeline, config, peer?.listTtlMs ?? LIST_TTL_MS, log, scrubber, {
     line: () => logStartup(o, config, [...groups.enabled], registry, log),
     checks: () => plugins.runStartChecks(),
   })
@@ -192,9 +196,13 @@ const STARTUP_LINE_MS = 100
 /** At exit, how long log lines still queued for stderr may take to leave. */
 const LOG_FLUSH_MS = 1000
 
+/** Lists never change within a process: an hour is a safe cache hint (a peer may ask for 0). */
+const LIST_TTL_MS = 3_600_000
+
 function runLoop(
   pipeline: ReturnType<typeof createPipeline>,
   config: Readonly<Config>,
+  listTtlMs: number,
   log: ClosableLogger,
   scrubber: Scrubber,
   startup: { line: () => void; checks: () => void },
@@ -225,7 +233,7 @@ function runLoop(
       })
     },
     pageSize: config.pageSize,
-    listTtlMs: 3_600_000,
+    listTtlMs,
     onCallSettled: () => pump.callSettled(),
     clean: (s) => scrubber.scrub(sanitizeText(s).text),
     onInternalError: (method, e) =>

@@ -51,7 +51,8 @@ export interface ExportResult {
 export async function exportBundle(pack: Pack, o: ExportOptions): Promise<ExportResult> {
   await pack.requireInitialized()
   const passport = o.taskId && o.taskId !== 'current' ? await readPassport(pack, o.taskId) : await currentPassport(pack)
-  if (!passport) throw refuse('conflict', 'there is no current task: pass taskId, or start one with task_start')
+  if (!passport)
+    throw refuse('conflict', 'No current task. Run `agentpack task start <title>` first or pass --task <id>.')
   const out = await outputTarget(pack.root, o.outputPath)
   const sourcePaths = [
     ...new Set((o.sources ?? []).map((p) => repoRelative(pack.root, p, 'bundle source path'))),
@@ -60,8 +61,7 @@ export async function exportBundle(pack: Pack, o: ExportOptions): Promise<Export
   const records = new Map((await pack.sources()).sources.map((s) => [s.path, s]))
   const sources: BundleSource[] = sourcePaths.map((p) => {
     const s = records.get(p)
-    if (!s)
-      throw refuse('not_found', `no Source Cache record for ${p}: record it with record_source first, or leave it out`)
+    if (!s) throw refuse('not_found', `No recorded source conclusion for ${p}. Run source add/review first or omit it.`)
     return {
       path: s.path,
       hash: s.hash,
@@ -109,7 +109,7 @@ export async function exportBundle(pack: Pack, o: ExportOptions): Promise<Export
       originalStatus: passport.status,
       originVerification: passport.verification,
     },
-    handoffMarkdown: await formatHandoff(pack, passport),
+    handoffMarkdown: await formatHandoff(pack, passport, [], []),
     sources,
     evidence,
   })
@@ -126,7 +126,7 @@ export async function exportBundle(pack: Pack, o: ExportOptions): Promise<Export
   await assertInsideRoot(pack.root, dirname(out.abs), o.outputPath)
   const fh = await open(out.abs, 'wx', FILE_MODE).catch((e: unknown) => {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST')
-      throw refuse('conflict', `refusing to overwrite ${o.outputPath}: bundle export only creates new files`)
+      throw refuse('conflict', `Refusing to overwrite existing bundle output: ${o.outputPath}`)
     throw e
   })
   try {
@@ -304,7 +304,7 @@ export async function planFor(
   if (valid.length > 1)
     conflicts.push({
       kind: 'destination-state',
-      message: `bundle ${bundle.bundleId} is retained under several tasks: ${valid.map((x) => x.taskId).join(', ')}`,
+      message: `Bundle ${bundle.bundleId} is retained under multiple destination tasks: ${valid.map((x) => x.taskId).join(', ')}.`,
     })
   const kept = valid.length === 1 && conflicts.length === 0 ? valid[0] : undefined
   const originExists = initialized && (await passportExists(pack, bundle.task.id))
@@ -324,14 +324,14 @@ export async function planFor(
   } else if (kept) {
     conflicts.push({
       kind: 'destination-state',
-      message: `a retained import of ${bundle.bundleId} exists, but task ${taskId} is missing`,
+      message: `Retained import record exists for ${bundle.bundleId}, but task ${taskId} is missing.`,
     })
     status = 'orphaned-import'
     action = blocked
   } else if (originExists && !o.asNew) {
     conflicts.push({
       kind: 'task-id',
-      message: `task ${bundle.task.id} already exists here and was not made from this bundle: import with asNew: true to create it under a new id`,
+      message: `Task ${bundle.task.id} already exists without matching imported bundle ${bundle.bundleId}.`,
     })
     status = 'task-present'
     action = blocked
@@ -339,7 +339,7 @@ export async function planFor(
     status = initialized ? 'task-missing' : 'uninitialized'
     action = { outcome: 'create', task: 'create', bundle: 'retain' }
     if (!initialized)
-      warnings.push('the destination pack is not initialized; a write import needs `ag-mcp continuity init` first')
+      warnings.push('destination pack is not initialized; a future write import would require agentpack init')
   }
   if (initialized && action.outcome === 'create') warnings.push(...(await sourceWarnings(pack, bundle)))
   return {
@@ -385,9 +385,8 @@ async function sourceWarnings(pack: Pack, bundle: TaskBundle): Promise<string[]>
       continue
     }
     const h = await hashFile(join(pack.root, s.path))
-    if (h === null) out.push(`source ${s.path} is missing locally and will not be added to the Source Cache`)
-    else if (h !== s.hash)
-      out.push(`source ${s.path} has a different local hash and will not be added to the Source Cache`)
+    if (h === null) out.push(`source ${s.path} is missing locally and will not be added to Source Cache`)
+    else if (h !== s.hash) out.push(`source ${s.path} has a different local hash and will not be added to Source Cache`)
   }
   return out
 }
@@ -449,7 +448,7 @@ async function outputTarget(root: string, input: string): Promise<{ abs: string;
       () => false,
     )
   )
-    throw refuse('conflict', `refusing to overwrite ${input}: bundle export only creates new files`)
+    throw refuse('conflict', `Refusing to overwrite existing bundle output: ${input}`)
   return { abs, rel }
 }
 

@@ -36,7 +36,7 @@ export async function gateFindings(pack: Pack, known?: TaskPassport | null): Pro
       {
         code: 'no-active-task',
         level: 'warn',
-        message: 'No current task passport. Start one with task_start before editing code.',
+        message: 'No current task passport. Start one with `agentpack task start <title>` before editing code.',
       },
     ]
   const out: GateFinding[] = []

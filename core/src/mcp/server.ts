@@ -506,7 +506,10 @@ export class McpServer {
     const out: Record<string, unknown> = {}
     for (const key of Object.keys(result)) out[key] = result[key]
     out['resultType'] = 'complete'
-    out['_meta'] = this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.pipeline.identity) }
+    this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.pipeline.identity) }
+    const meta = this.modernMeta
+    const own = result['_meta']
+    out['_meta'] = isObject(own) ? { ...own, ...meta } : meta
     return out
   }
 
