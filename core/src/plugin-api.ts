@@ -54,7 +54,8 @@ export interface OptionSpec {
   /**
    * Only with role `root`: a directory name (e.g. `.agentpack`) that marks the root when the
    * operator gives none. The root is then the nearest ancestor of the working directory, up to
-   * its git top level, that holds such a directory; else the git top level.
+   * its git top level, that holds such a directory; else the git top level. Outside a git
+   * repository: the working directory when it holds one.
    */
   marker?: string
 }

@@ -184,10 +184,17 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const v8 = process.getBuiltinModule('node:v8')
     v8.setFlagsFromString('--semi-space-growth-factor=1')
   }, 20).unref()
-  return runLoop(pipeline, config, peer?.listTtlMs ?? LIST_TTL_MS, log, scrubber, {
-    line: () => logStartup(o, config, [...groups.enabled], registry, log),
-    checks: () => plugins.runStartChecks(),
-  })
+  return runLoop(
+    pipeline,
+    config,
+    { listTtlMs: peer?.listTtlMs ?? LIST_TTL_MS, handshakeOptional: !!peer },
+    log,
+    scrubber,
+    {
+      line: () => logStartup(o, config, [...groups.enabled], registry, log),
+      checks: () => plugins.runStartChecks(),
+    },
+  )
 }
 
 /** With no request by then, the start-up line is written this long after start. */
@@ -202,7 +209,8 @@ const LIST_TTL_MS = 3_600_000
 function runLoop(
   pipeline: ReturnType<typeof createPipeline>,
   config: Readonly<Config>,
-  listTtlMs: number,
+  /** What a peer's clients expect of the protocol layer (see McpServerOptions). */
+  peer: { listTtlMs: number; handshakeOptional: boolean },
   log: ClosableLogger,
   scrubber: Scrubber,
   startup: { line: () => void; checks: () => void },
@@ -233,7 +241,8 @@ function runLoop(
       })
     },
     pageSize: config.pageSize,
-    listTtlMs,
+    listTtlMs: peer.listTtlMs,
+    handshakeOptional: peer.handshakeOptional,
     onCallSettled: () => pump.callSettled(),
     clean: (s) => scrubber.scrub(sanitizeText(s).text),
     onInternalError: (method, e) =>

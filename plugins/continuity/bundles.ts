@@ -157,7 +157,7 @@ export interface InspectResult {
 }
 
 export async function readBundleFile(pack: Pack, path: string): Promise<{ bundle: TaskBundle; warnings: string[] }> {
-  const { abs } = await resolveRegularFileWithin(pack.root, path, 'bundle path')
+  const { abs } = await bundleFile(pack, path)
   const fh = await open(abs, 'r')
   try {
     const s = await fh.stat()
@@ -504,4 +504,18 @@ export function sanitizeRemote(raw: string): string | undefined {
   const scp = /^[^@]+@([^:]+):(.+)$/.exec(v)
   const path = scp?.[2]?.split(/[?#]/, 1)[0]?.replace(/^\/+/, '')
   return scp?.[1] && path ? `ssh://${scp[1]}/${path}` : undefined
+}
+
+/**
+ * A bundle to read: a regular file under the pack root (relative paths are resolved from it), or
+ * an absolute path under a directory the operator allowed (--continuity-bundle-dir), where
+ * Agentpack reads a bundle from anywhere. Symbolic links are refused on the way either way.
+ */
+async function bundleFile(pack: Pack, path: string): Promise<{ abs: string; rel: string }> {
+  if (isAbsolute(path))
+    for (const dir of pack.o.bundleDirs ?? []) {
+      const rel = relative(dir, path)
+      if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return resolveRegularFileWithin(dir, rel, 'bundle path')
+    }
+  return resolveRegularFileWithin(pack.root, path, 'bundle path')
 }

@@ -2,6 +2,7 @@
 // the repository's .agentpack/ (a local plugin). Handlers turn validated arguments into calls of
 // the plain modules beside this file and return plain data; the core validates, polices
 // (--write-path on bundle_export's outputPath), sanitizes, scrubs, bounds and fences.
+import { realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import { definePlugin } from '../../core/src/plugin-api.ts'
 import type { Handlers, ToolContext } from '../../core/src/plugin-api.ts'
@@ -48,11 +49,14 @@ interface State {
    */
   root: string
   scrub: (s: string) => string
+  /** --continuity-bundle-dir, real paths. */
+  bundleDirs: readonly string[]
 }
 
 type Ctx = ToolContext<State>
 
-const pack = (ctx: Ctx) => new Pack(ctx.state.root, { signal: ctx.signal, shapes: ctx.state.scrub })
+const pack = (ctx: Ctx) =>
+  new Pack(ctx.state.root, { signal: ctx.signal, shapes: ctx.state.scrub, bundleDirs: ctx.state.bundleDirs })
 
 async function resume(ctx: Ctx, a: { query?: string; budget?: number; preset?: 'quick' | 'chat' | 'agent' | 'deep' }) {
   const p = pack(ctx)
@@ -325,10 +329,24 @@ export default definePlugin({
       description:
         'The directory holding .agentpack/ (default: the nearest ancestor of the working directory that has one, inside the git top level; else the git top level).',
     },
+    'bundle-dir': {
+      type: 'list',
+      value: 'DIR',
+      description:
+        'A directory besides the pack root that bundle_inspect, bundle_import_plan and bundle_import may read bundles from, by absolute path (repeatable; default: none).',
+    },
   },
-  init: async ({ root, scrub }): Promise<State> => {
+  init: async ({ root, scrub, options }): Promise<State> => {
     if (root === undefined) throw refuse('invalid', 'the continuity plugin has no root directory')
-    return { root, scrub }
+    const dirs = (options['bundle-dir'] ?? []) as readonly string[]
+    const bundleDirs = await Promise.all(
+      dirs.map((d) =>
+        realpath(d).catch(() => {
+          throw refuse('invalid', `--continuity-bundle-dir ${d}: no such directory`)
+        }),
+      ),
+    )
+    return { root, scrub, bundleDirs }
   },
   handlers,
   peerRefusal,

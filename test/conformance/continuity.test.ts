@@ -391,3 +391,35 @@ t.test(
     t.match(bad.stderr, /--server-name must be 1-64 letters/)
   },
 )
+
+t.test(
+  "as Agentpack's clients use it: no handshake, a pack in a plain folder, bundles from an allowed folder",
+  async (t) => {
+    const plain = await repo(t, { git: false })
+    const other = await repo(t)
+    const exporter = start(t, other)
+    await call(exporter, 'task_start', { title: 'Travels' })
+    t.notOk((await call(exporter, 'bundle_export', { outputPath: 'task.json' })).isError)
+    // Agentpack's server needs no initialize; started in a pack folder outside any repository.
+    const p = startMcp(t, {
+      cwd: plain,
+      env: GIT_ENV,
+      args: ['--allow', 'continuity,bundles', '--continuity-bundle-dir', other],
+    })
+    const first = await p.request('tools/call', { name: 'task_status', arguments: {} }, { era: 'legacy' })
+    t.match(
+      (first.result?.['content'] as { text: string }[] | undefined)?.[0]?.text,
+      /^Task status\n\[warn\] No current task passport/,
+    )
+    t.notOk('resultType' in (first.result ?? {}), 'answered as a legacy request, as Agentpack answers it')
+    const plan = await call(p, 'bundle_import_plan', { path: join(other, 'task.json') })
+    t.notOk(plan.error, plan.text)
+    t.match(plan.text, /^Bundle import plan sha256:[0-9a-f]{64}\nMode: read-only \(no pack writes\)/)
+    const elsewhere = await call(p, 'bundle_inspect', { path: join(other, '..', 'x.json') })
+    t.match(elsewhere.text, /outside the project root/, 'only the allowed folder, not its parent')
+    // ag-mcp's default identity keeps the handshake rule.
+    const own = startMcp(t, { args: ['--continuity-root', plain] })
+    const refused = await own.request('tools/list', {}, { era: 'legacy' })
+    t.match(refused.error?.message, /must send initialize first/)
+  },
+)
