@@ -3,7 +3,7 @@
 //   record <message> [--ai] [--intent] [-f file] [-l line]   status   log [-n N]   show [git-hash] [-t]
 //   search <query> [-l N]
 import { existsSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Entry } from './entry.ts'
@@ -238,6 +238,26 @@ const RULES = `# SYSTEM POLICY: AGIT MEMORY
 </system_protocol>
 `
 
+type HostFileAction =
+  | 'created'
+  | 'would create'
+  | 'exists, left alone'
+  | 'rules added'
+  | 'would add rules'
+  | 'rules already there'
+
+/**
+ * AGIT's rules in a CLAUDE.md the user already has: appended after a blank line, once (a file
+ * holding AGIT's policy heading already has them); the user's text is never rewritten.
+ */
+async function addRules(abs: string, write: boolean): Promise<HostFileAction> {
+  const text = await readFile(abs, 'utf8')
+  if (text.includes('# SYSTEM POLICY: AGIT MEMORY')) return 'rules already there'
+  if (!write) return 'would add rules'
+  await appendFile(abs, `${text === '' ? '' : text.endsWith('\n') ? '\n' : '\n\n'}${RULES}`)
+  return 'rules added'
+}
+
 /** Host configs and editor rules: each created only if absent, and only with --write. */
 async function hostFiles(root: string, self: readonly string[], write: boolean) {
   const [command, ...args] = self
@@ -248,10 +268,11 @@ async function hostFiles(root: string, self: readonly string[], write: boolean) 
     { path: '.vscode/mcp.json', text: `${JSON.stringify({ servers: { 'ag-mcp': server } }, null, 2)}\n` },
     { path: 'CLAUDE.md', text: RULES },
   ]
-  const out: Array<{ path: string; action: 'created' | 'would create' | 'exists, left alone' }> = []
+  const out: Array<{ path: string; action: HostFileAction }> = []
   for (const f of files) {
     const abs = join(root, f.path)
-    if (existsSync(abs)) out.push({ path: f.path, action: 'exists, left alone' })
+    if (existsSync(abs) && f.text === RULES) out.push({ path: f.path, action: await addRules(abs, write) })
+    else if (existsSync(abs)) out.push({ path: f.path, action: 'exists, left alone' })
     else if (!write) out.push({ path: f.path, action: 'would create' })
     else {
       await mkdir(dirname(abs), { recursive: true })
