@@ -6,7 +6,6 @@
 //   it as Agentpack read it.
 import { execFileSync } from 'node:child_process'
 import {
-  cpSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
