@@ -5,11 +5,23 @@
 //   VS Code          <appData>/Code/User/mcp.json, "servers" (type stdio)     code.visualstudio.com/docs/copilot/reference/mcp-configuration
 //   Codex            $CODEX_HOME/config.toml (~/.codex), [mcp_servers.<name>] developers.openai.com/codex/mcp
 //   Windsurf         ~/.codeium/windsurf/mcp_config.json, "mcpServers"        docs.windsurf.com/windsurf/cascade/mcp
+//   Gemini CLI       $GEMINI_CLI_HOME (~)/.gemini/settings.json, "mcpServers" geminicli.com/docs/tools/mcp-server
+//   mcporter         $MCPORTER_CONFIG, else $XDG_CONFIG_HOME/mcporter/mcporter.json where it exists,
+//                    else ~/.mcporter/mcporter.json, "mcpServers"              mcporter's README (config resolution)
 // <appData> is what Electron apps use: ~/Library/Application Support on macOS, %APPDATA% on
 // Windows, $XDG_CONFIG_HOME or ~/.config elsewhere.
 import { join } from 'node:path'
 
-export const HOSTS = ['claude-code', 'claude-desktop', 'cursor', 'vscode', 'codex', 'windsurf'] as const
+export const HOSTS = [
+  'claude-code',
+  'claude-desktop',
+  'cursor',
+  'vscode',
+  'codex',
+  'windsurf',
+  'gemini',
+  'mcporter',
+] as const
 export type HostName = (typeof HOSTS)[number]
 
 export interface HostFormat {
@@ -26,6 +38,8 @@ export interface Place {
   home: string
   platform: NodeJS.Platform
   env: NodeJS.ProcessEnv
+  /** Does this file exist? (mcporter reads its XDG file only where there is one.) */
+  exists: (file: string) => boolean
 }
 
 function appData(p: Place): string {
@@ -84,5 +98,24 @@ export function hostFormat(host: HostName, p: Place): HostFormat {
         key: 'mcpServers',
         extra: {},
       }
+    case 'gemini':
+      return {
+        label: 'Gemini CLI',
+        file: join(p.env['GEMINI_CLI_HOME'] || p.home, '.gemini', 'settings.json'),
+        format: 'json',
+        key: 'mcpServers',
+        extra: {},
+      }
+    case 'mcporter':
+      return { label: 'mcporter', file: mcporterFile(p), format: 'json', key: 'mcpServers', extra: {} }
   }
+}
+
+/** The one home config mcporter reads (a new XDG file would hide an existing ~/.mcporter one). */
+function mcporterFile(p: Place): string {
+  const set = p.env['MCPORTER_CONFIG']
+  if (set) return set
+  const xdg = p.env['XDG_CONFIG_HOME']
+  const xdgFile = xdg ? join(xdg, 'mcporter', 'mcporter.json') : undefined
+  return xdgFile && p.exists(xdgFile) ? xdgFile : join(p.home, '.mcporter', 'mcporter.json')
 }

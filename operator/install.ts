@@ -2,7 +2,16 @@
 // configuration file. install is a dry run unless --write; it never replaces an entry of the same
 // name without --force, and never writes a token value (only a token file's path or a variable's
 // name). uninstall removes our entry and nothing else.
-import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, resolve } from 'node:path'
 import { checkUpstream } from '../core/src/config/config.ts'
@@ -185,7 +194,7 @@ function writeAtomic(file: string, text: string): void {
 }
 
 function target(o: Options, io: Io): HostFormat {
-  const fmt = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env })
+  const fmt = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env, exists: existsSync })
   return o.file === undefined ? fmt : { ...fmt, file: resolve(io.cwd, o.file) }
 }
 

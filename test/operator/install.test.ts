@@ -66,13 +66,31 @@ const HOSTS: Host[] = [
     extra: {},
     seed: '{\n\t"mcpServers": {\n\t\t"other": {"serverUrl": "https://example.invalid/mcp"}\n\t}\n}\n',
   },
+  {
+    name: 'gemini',
+    file: '.gemini/settings.json',
+    key: 'mcpServers',
+    extra: {},
+    seed: '{\n  "security": { "auth": { "selectedType": "gemini-api-key" } },\n  "mcpServers": {\n    "other": { "command": "npx", "args": ["other-mcp"], "trust": false }\n  }\n}\n',
+  },
+  {
+    name: 'mcporter',
+    file: '.mcporter/mcporter.json',
+    key: 'mcpServers',
+    extra: {},
+    seed: '{\n  // mine\n  "mcpServers": {\n    "other": { "baseUrl": "https://example.invalid/mcp" },\n  },\n  "imports": ["cursor"],\n}\n',
+  },
 ]
 
 function agMcp(home: string, ...args: string[]) {
+  return agMcpWith({}, home, ...args)
+}
+
+function agMcpWith(env: Record<string, string>, home: string, ...args: string[]) {
   const r = spawnSync(process.execPath, [BINARY, ...args], {
     cwd: home,
     encoding: 'utf8',
-    env: { PATH: process.env['PATH'] ?? '', HOME: home },
+    env: { PATH: process.env['PATH'] ?? '', HOME: home, ...env },
     timeout: 20_000,
   })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
@@ -139,6 +157,7 @@ for (const h of HOSTS) {
     )
     for (const k of Object.keys(seedOthers).filter((k) => k !== h.key)) t.same(after[k], seedOthers[k], `${k} is kept`)
     if (h.name === 'vscode' || h.name === 'codex') t.match(text, /keep me/, 'comments are kept')
+    if (h.name === 'mcporter') t.match(text, /\/\/ mine/, 'comments are kept')
 
     const again = install('--write')
     t.equal(again.code, 1)
@@ -243,4 +262,26 @@ t.test('install --local: the entry runs local mode on that repository, with no t
   const both = agMcp(home, 'install', 'cursor', '--local', '--upstream', 'https://a.example')
   t.equal(both.code, 2)
   t.match(both.stderr, /--local starts its own ag-server and token; drop --upstream/)
+})
+
+t.test('gemini and mcporter follow the variables that move their files', async (t) => {
+  const home = t.testdir({ gem: {}, xdg: { mcporter: { 'mcporter.json': '{}\n' } }, emptyxdg: {} })
+  const where = (env: Record<string, string>, host: string) => {
+    const r = agMcpWith(env, home, 'install', host, '--local', '.')
+    t.equal(r.code, 0, r.stderr)
+    return /would add the server "agentgit" in (\S+):/.exec(r.stdout)?.[1]
+  }
+  t.equal(where({ GEMINI_CLI_HOME: join(home, 'gem') }, 'gemini'), join(home, 'gem', '.gemini', 'settings.json'))
+  t.equal(where({}, 'gemini'), join(home, '.gemini', 'settings.json'))
+  t.equal(where({ MCPORTER_CONFIG: join(home, 'm.json') }, 'mcporter'), join(home, 'm.json'))
+  t.equal(
+    where({ XDG_CONFIG_HOME: join(home, 'xdg') }, 'mcporter'),
+    join(home, 'xdg', 'mcporter', 'mcporter.json'),
+    'the XDG file, where mcporter has one',
+  )
+  t.equal(
+    where({ XDG_CONFIG_HOME: join(home, 'emptyxdg') }, 'mcporter'),
+    join(home, '.mcporter', 'mcporter.json'),
+    'else ~/.mcporter, which mcporter still reads (a new XDG file would hide it)',
+  )
 })
