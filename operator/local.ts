@@ -17,7 +17,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import type { FSWatcher } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 
 export class LocalError extends Error {}
@@ -319,6 +319,34 @@ export interface LocalIo {
   cwd: string
 }
 
+/** The local plugins' root flags, and the variables that set them too. */
+const ROOT_FLAGS = [
+  ['--agit-root', 'AG_MCP_AGIT_ROOT'],
+  ['--continuity-root', 'AG_MCP_CONTINUITY_ROOT'],
+] as const
+
+/**
+ * The local plugins work on the served repository wherever the host starts ag-mcp (mcporter
+ * starts a server in its config file's folder): started outside it, each root the operator did
+ * not set is set to it. Inside it, nothing is added (a sub-project's own .agentpack/ still wins).
+ */
+function localRoots(top: string, cwd: string, rest: readonly string[], env: NodeJS.ProcessEnv): string[] {
+  const inside = (dir: string) => {
+    const r = relative(top, dir)
+    return r === '' || (!r.startsWith('..') && !isAbsolute(r))
+  }
+  let here = resolve(cwd)
+  try {
+    here = realpathSync(here)
+  } catch {
+    // a working directory that vanished: outside, then
+  }
+  if (inside(here)) return []
+  return ROOT_FLAGS.filter(
+    ([flag, variable]) => !env[variable] && !rest.some((a) => a === flag || a.startsWith(`${flag}=`)),
+  ).flatMap(([flag]) => [flag, top])
+}
+
 /**
  * `ag-mcp --local [REPO] [flags]`: sets up the repository, starts its private ag-server, mints the
  * agent's token and serves MCP on stdio through it; at the end (stdin EOF, SIGTERM) copies the
@@ -358,7 +386,10 @@ export async function runLocal(
   }
   const watcher = watchProposals(s, (m) => io.err(`ag-mcp --local: ${m}`))
   try {
-    return await serve([...rest, '--upstream', server.url, '--token-file', token.file], env)
+    return await serve(
+      [...rest, ...localRoots(s.top, io.cwd, rest, env), '--upstream', server.url, '--token-file', token.file],
+      env,
+    )
   } finally {
     watcher?.close()
     try {
