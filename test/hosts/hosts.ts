@@ -71,6 +71,13 @@ const na = (check: string, detail: string): Outcome => ({ check, status: 'n/a', 
 const firstLine = (s: string): string => s.trim().split('\n')[0]?.slice(0, 400) ?? ''
 const why = (r: Ran): string => `${r.shown} exited ${r.code}: ${firstLine(r.stderr) || firstLine(r.stdout)}`
 
+/** Wires ag-mcp with the host's own command (`mcp add`, `config add`): what it ran. */
+function ownAdd(box: Sandbox, cmd: string, args: string[]): string {
+  const r = run(box.repo, box.env, cmd, args)
+  if (r.code !== 0) throw new Error(why(r))
+  return r.shown
+}
+
 /** The tools check: ours are listed, the expected one among them, the absent one not. */
 function toolsOutcome(how: string, tools: string[], e: Expect): Outcome {
   for (const want of [e.tool, e.also ?? e.tool])
@@ -91,7 +98,7 @@ const claudeCode: Host = {
   version: (b, box) => fromVersion(run(box.repo, box.env, b.claude, ['--version']), /^(\S+) \(Claude Code\)/),
   wire: (b, box, mode) => {
     if (mode === 'local') return agMcp(box, 'install', 'claude-code', '--local', box.repo, '--write').shown
-    const r = run(box.repo, box.env, b.claude, [
+    return ownAdd(box, b.claude, [
       'mcp',
       'add',
       '--scope',
@@ -101,8 +108,6 @@ const claudeCode: Host = {
       process.execPath,
       ...serverArgs(box, mode),
     ])
-    if (r.code !== 0) throw new Error(why(r))
-    return r.shown
   },
   checks: async (b, box, e) => {
     const out: Outcome[] = []
@@ -173,16 +178,7 @@ const codex: Host = {
   wire: (b, box, mode) => {
     seed(join(box.home, '.codex', 'config.toml'), CODEX_SEED)
     if (mode === 'local') return agMcp(box, 'install', 'codex', '--local', box.repo, '--write').shown
-    const r = run(box.repo, box.env, b.codex, [
-      'mcp',
-      'add',
-      'agentgit',
-      '--',
-      process.execPath,
-      ...serverArgs(box, mode),
-    ])
-    if (r.code !== 0) throw new Error(why(r))
-    return r.shown
+    return ownAdd(box, b.codex, ['mcp', 'add', 'agentgit', '--', process.execPath, ...serverArgs(box, mode)])
   },
   checks: async (b, box, e) => {
     const out: Outcome[] = []
@@ -233,7 +229,7 @@ const gemini: Host = {
     }
     seed(join(box.home, '.gemini', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`)
     if (mode === 'local') return agMcp(box, 'install', 'gemini', '--local', box.repo, '--write').shown
-    const r = run(box.repo, box.env, b.node, [
+    return ownAdd(box, b.node, [
       b.gemini,
       'mcp',
       'add',
@@ -243,8 +239,6 @@ const gemini: Host = {
       process.execPath,
       ...serverArgs(box, mode),
     ])
-    if (r.code !== 0) throw new Error(why(r))
-    return r.shown
   },
   checks: async (b, box, e) => {
     const out: Outcome[] = []
@@ -342,7 +336,7 @@ const mcporter: Host = {
     // `mcporter config add` writes the project's config/mcporter.json, whose folder is the
     // server's working directory: inside the repository, where agit mode serves it.
     seed(join(box.repo, 'config', 'mcporter.json'), '{\n  "mcpServers": {},\n  "imports": []\n}\n')
-    const r = run(box.repo, box.env, b.node, [
+    return ownAdd(box, b.node, [
       b.mcporter,
       'config',
       'add',
@@ -351,8 +345,6 @@ const mcporter: Host = {
       process.execPath,
       ...serverArgs(box, mode).flatMap((a) => ['--arg', a]),
     ])
-    if (r.code !== 0) throw new Error(why(r))
-    return r.shown
   },
   checks: async (b, box, e) => {
     const list = run(box.repo, box.env, b.node, [b.mcporter, 'list', 'agentgit', '--json'])
