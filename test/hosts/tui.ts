@@ -51,6 +51,9 @@ export async function typeAndRead(
   const times = (s: string, re: RegExp) => s.match(new RegExp(re.source, 'g'))?.length ?? 0
   const started = tmux('new-session', '-d', '-s', 'host', '-x', '200', '-y', '60', '-c', cwd, ...argv)
   if (started.status !== 0) return { ok: false, text: `tmux new-session: ${started.stderr.trim()}` }
+  // The pane's process leads a process group of its own; the host and the servers it started are
+  // in it. Ending tmux alone leaves them running (a UI may outlive its terminal's hang-up).
+  const pane = Number(tmux('display-message', '-p', '-t', 'host', '#{pane_pid}').stdout.trim())
   try {
     if ((await waitFor((s) => ready.test(s))) === undefined)
       return { ok: false, text: `never ready; the screen:\n${screen()}` }
@@ -74,6 +77,23 @@ export async function typeAndRead(
     }
     return { ok: false, text: `still not ready after 10 tries; the screen:\n${screen()}` }
   } finally {
+    if (pane > 0) await endGroup(pane)
     tmux('kill-server')
   }
+}
+
+/** SIGTERM to a process group, SIGKILL if it is still there after 40 polls. */
+async function endGroup(leader: number): Promise<void> {
+  const alive = () => {
+    try {
+      process.kill(-leader, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  if (!alive()) return
+  process.kill(-leader, 'SIGTERM')
+  for (let i = 0; i < 40 && alive(); i++) await new Promise((r) => setTimeout(r, POLL_MS))
+  if (alive()) process.kill(-leader, 'SIGKILL')
 }
