@@ -83,7 +83,7 @@ export async function projectConfigs(
   const entry = { command: self.command, args: [...self.args, '--local', top] }
   const out: Array<{ path: string; action: string }> = []
   for (const host of INIT_HOSTS) {
-    const user = hostFormat(host, { home: homedir(), platform: process.platform, env: io.env })
+    const user = hostFormat(host, { home: homedir(), platform: process.platform, env: io.env, exists: existsSync })
     const rel = user.project as string
     const fmt = { ...user, file: join(top, rel) }
     if (existsSync(fmt.file)) {

@@ -163,7 +163,7 @@ interface Plan {
 }
 
 async function plan(o: Options, io: Io, bundle: Bundle): Promise<Plan> {
-  const user = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env })
+  const user = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env, exists: existsSync })
   const self = selfCommand()
   checkedRest(o.rest)
   if (o.local !== undefined) {
@@ -327,7 +327,7 @@ export async function install(argv: readonly string[], io: Io, bundle: Bundle): 
 export async function uninstall(argv: readonly string[], io: Io): Promise<number> {
   return guarded(io, async () => {
     const o = parse(argv, 'uninstall')
-    const user = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env })
+    const user = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env, exists: existsSync })
     const top = o.local !== undefined ? repositoryOf(resolve(io.cwd, o.local), 'uninstall') : undefined
     const scope = o.scope ?? (top !== undefined && user.project !== undefined ? 'project' : 'user')
     const project =

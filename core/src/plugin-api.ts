@@ -54,7 +54,8 @@ export interface OptionSpec {
   /**
    * Only with role `root`: a directory name (e.g. `.agentpack`) that marks the root when the
    * operator gives none. The root is then the nearest ancestor of the working directory, up to
-   * its git top level, that holds such a directory; else the git top level.
+   * its git top level, that holds such a directory; else the git top level. Outside a git
+   * repository: the working directory when it holds one.
    */
   marker?: string
 }
@@ -247,6 +248,12 @@ export interface PluginDefinition<O extends OptionTable, S> {
   writtenPaths?(args: ToolArgs, ctx: ToolContext<S>): Promise<string[]>
   /** Attachments by the name its manifest declares. */
   attachments?: Readonly<Record<string, AttachmentSupport<S>>>
+  /**
+   * For a tool of a peer group (manifest `peer`): the refusal the peer gives for arguments the
+   * input schema rejected (e.g. its message for an unknown enum value), or undefined for the
+   * core's own words. `args` are unchecked: read them defensively.
+   */
+  peerRefusal?(tool: string, args: Readonly<Record<string, unknown>>): string | undefined
 }
 
 /** A plugin as the core holds it: the declaration with its types erased. */
@@ -262,6 +269,7 @@ export interface Plugin {
   confirmLease?(check: LeaseCheck, ctx: ToolContext): Promise<LeaseVerdict>
   writtenPaths?(args: ToolArgs, ctx: ToolContext): Promise<string[]>
   attachments?: Readonly<Record<string, AttachmentSupport<unknown>>>
+  peerRefusal?(tool: string, args: Readonly<Record<string, unknown>>): string | undefined
 }
 
 /** Declares a plugin: the default export of plugins/<name>/index.ts. */

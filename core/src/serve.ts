@@ -130,8 +130,12 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     scrub: (s) => scrubber.scrub(s),
     groups: groupsOf,
   })
+  // One process has one serverInfo: a peer's name (and list ttl) when the groups the operator
+  // named in --allow all stand in for that peer (e.g. continuity,bundles: agentpack), so its
+  // clients' identity checks pass; a default start is ag-mcp's own; --server-name for any mix.
+  const peer = config.allow !== undefined ? registry.peerOf(groups.enabled) : undefined
   const pipeline = createPipeline({
-    identity: { name: o.name, title: o.title, version: o.version },
+    identity: { name: config.serverName ?? peer?.name ?? o.name, title: o.title, version: o.version },
     instructions: o.instructions,
     registry,
     enabled: groups.enabled,
@@ -150,11 +154,18 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const v8 = process.getBuiltinModule('node:v8')
     v8.setFlagsFromString('--semi-space-growth-factor=1')
   }, 20).unref()
-  return runLoop(pipeline, config, log, scrubber, {
-    line: () => logStartup(o, config, [...groups.enabled], registry, log),
-    checks: () => plugins.runStartChecks(),
-    stopChecks: () => plugins.stopStartChecks(),
-  })
+  return runLoop(
+    pipeline,
+    config,
+    { listTtlMs: peer?.listTtlMs ?? LIST_TTL_MS, handshakeOptional: !!peer },
+    log,
+    scrubber,
+    {
+      line: () => logStartup(o, config, [...groups.enabled], registry, log),
+      checks: () => plugins.runStartChecks(),
+      stopChecks: () => plugins.stopStartChecks(),
+    },
+  )
 }
 
 /** With no request by then, the start-up line is written this long after start. */
@@ -163,9 +174,14 @@ const STARTUP_LINE_MS = 100
 /** At exit, how long log lines still queued for stderr may take to leave. */
 const LOG_FLUSH_MS = 1000
 
+/** Lists never change within a process: an hour is a safe cache hint (a peer may ask for 0). */
+const LIST_TTL_MS = 3_600_000
+
 function runLoop(
   pipeline: ReturnType<typeof createPipeline>,
   config: Readonly<Config>,
+  /** What a peer's clients expect of the protocol layer (see McpServerOptions). */
+  peer: { listTtlMs: number; handshakeOptional: boolean },
   log: ClosableLogger,
   scrubber: Scrubber,
   startup: { line: () => void; checks: () => void; stopChecks: () => Promise<void> },
@@ -196,7 +212,8 @@ function runLoop(
       })
     },
     pageSize: config.pageSize,
-    listTtlMs: 3_600_000,
+    listTtlMs: peer.listTtlMs,
+    handshakeOptional: peer.handshakeOptional,
     onCallSettled: () => pump.callSettled(),
     clean: (s) => scrubber.scrub(sanitizeText(s).text),
     onInternalError: (method, e) =>

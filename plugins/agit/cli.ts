@@ -4,7 +4,7 @@
 //   record <message> [--ai] [--intent] [-f file] [-l line]   status   log [-n N]   show [git-hash] [-t]
 //   search <query> [-l N]
 import { existsSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
+import { appendFile, readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Entry } from './entry.ts'
@@ -263,13 +263,27 @@ const RULES = `# SYSTEM POLICY: AGIT MEMORY
 </system_protocol>
 `
 
-/** The editor rules (CLAUDE.md): created only if absent, and only with --write. */
-async function rulesFile(root: string, write: boolean) {
+type RulesAction = 'created' | 'would create' | 'rules added' | 'would add rules' | 'rules already there'
+
+/**
+ * The editor rules (CLAUDE.md), only with --write: created when absent; in a CLAUDE.md the user
+ * already has, appended after a blank line, once (a file holding AGIT's policy heading already
+ * has them); the user's text is never rewritten.
+ */
+async function rulesFile(root: string, write: boolean): Promise<Array<{ path: string; action: RulesAction }>> {
   const path = 'CLAUDE.md'
   const abs = join(root, path)
-  if (existsSync(abs)) return [{ path, action: 'exists, left alone' }]
+  if (existsSync(abs)) return [{ path, action: await addRules(abs, write) }]
   if (!write) return [{ path, action: 'would create' }]
   // 'wx': created only if still absent at the moment of writing (never replaces a user's file).
   await writeFile(abs, RULES, { flag: 'wx' })
   return [{ path, action: 'created' }]
+}
+
+async function addRules(abs: string, write: boolean): Promise<RulesAction> {
+  const text = await readFile(abs, 'utf8')
+  if (text.includes('# SYSTEM POLICY: AGIT MEMORY')) return 'rules already there'
+  if (!write) return 'would add rules'
+  await appendFile(abs, `${text === '' ? '' : text.endsWith('\n') ? '\n' : '\n\n'}${RULES}`)
+  return 'rules added'
 }

@@ -12,6 +12,7 @@ import { formatGate, gateFindings } from './gate.ts'
 import {
   attachEvidence,
   formatSourceStatuses,
+  gitStatuses,
   recordDeadEnd,
   recordDecision,
   recordSource,
@@ -269,11 +270,15 @@ async function dispatch(pack: Pack, a: Parsed, io: CliIo): Promise<string> {
     }
     case 'source status': {
       const only = [...(flag('changed') ? ['changed' as const] : []), ...(flag('missing') ? ['missing' as const] : [])]
-      const all: SourceStatus[] = await sourceStatuses(pack)
+      const [all, git]: [SourceStatus[], Map<string, string>] = await Promise.all([
+        sourceStatuses(pack),
+        gitStatuses(pack),
+      ])
       return formatSourceStatuses(
         only.length ? all.filter((s) => only.includes(s.status as 'changed')) : all,
-        all.length,
+        all,
         only,
+        git,
       )
     }
     case 'checkpoint':

@@ -31,6 +31,11 @@ export interface PackOptions {
   /** The core's token scrubber, applied after the pack's own redaction. */
   shapes?: ((s: string) => string) | undefined
   env?: NodeJS.ProcessEnv
+  /**
+   * Directories besides the root that bundles may be read from (inspect, plan, import), real
+   * paths: the operator's --continuity-bundle-dir. Nothing is ever written there.
+   */
+  bundleDirs?: readonly string[] | undefined
 }
 
 /** The nearest ancestor of `start` holding `.agentpack/`, else the git top level, else `start`. */

@@ -76,15 +76,33 @@ const HOSTS: Host[] = [
     extra: {},
     seed: '{\n\t"mcpServers": {\n\t\t"other": {"serverUrl": "https://example.invalid/mcp"}\n\t}\n}\n',
   },
+  {
+    name: 'gemini',
+    file: '.gemini/settings.json',
+    key: 'mcpServers',
+    extra: {},
+    seed: '{\n  "security": { "auth": { "selectedType": "gemini-api-key" } },\n  "mcpServers": {\n    "other": { "command": "npx", "args": ["other-mcp"], "trust": false }\n  }\n}\n',
+  },
+  {
+    name: 'mcporter',
+    file: '.mcporter/mcporter.json',
+    key: 'mcpServers',
+    extra: {},
+    seed: '{\n  // mine\n  "mcpServers": {\n    "other": { "baseUrl": "https://example.invalid/mcp" },\n  },\n  "imports": ["cursor"],\n}\n',
+  },
 ]
 
 function agMcp(cwd: string, ...args: string[]) {
+  return agMcpWith({}, cwd, ...args)
+}
+
+function agMcpWith(env: Record<string, string>, cwd: string, ...args: string[]) {
   // HOME is the test's directory: the one holding a repository, or the repository's parent.
   const home = existsSync(join(cwd, '.git')) ? dirname(cwd) : cwd
   const r = spawnSync(process.execPath, [BINARY, ...args], {
     cwd,
     encoding: 'utf8',
-    env: { PATH: process.env['PATH'] ?? '', HOME: home, ...GIT_IDENTITY },
+    env: { PATH: process.env['PATH'] ?? '', HOME: home, ...GIT_IDENTITY, ...env },
     timeout: 20_000,
   })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
@@ -151,6 +169,7 @@ for (const h of HOSTS) {
     )
     for (const k of Object.keys(seedOthers).filter((k) => k !== h.key)) t.same(after[k], seedOthers[k], `${k} is kept`)
     if (h.name === 'vscode' || h.name === 'codex') t.match(text, /keep me/, 'comments are kept')
+    if (h.name === 'mcporter') t.match(text, /\/\/ mine/, 'comments are kept')
 
     const again = install('--write')
     t.equal(again.code, 1)
@@ -395,4 +414,26 @@ t.test('agit init: the dry run writes nothing, hooks included; --write writes th
   rmSync(join(repo, '.mcp.json'))
   t.equal(agMcp(repo, 'install', 'claude-code', '--local', '--write').code, 0)
   t.same(JSON.parse(readFileSync(join(repo, '.mcp.json'), 'utf8')), written, 'one entry: the same name and command')
+})
+
+t.test('gemini and mcporter follow the variables that move their files', async (t) => {
+  const home = t.testdir({ gem: {}, xdg: { mcporter: { 'mcporter.json': '{}\n' } }, emptyxdg: {} })
+  const where = (env: Record<string, string>, host: string) => {
+    const r = agMcpWith(env, home, 'install', host, '--local', '.', '--scope', 'user')
+    t.equal(r.code, 0, r.stderr)
+    return /would add the server "agentgit[^"]*" in (\S+):/.exec(r.stdout)?.[1]
+  }
+  t.equal(where({ GEMINI_CLI_HOME: join(home, 'gem') }, 'gemini'), join(home, 'gem', '.gemini', 'settings.json'))
+  t.equal(where({}, 'gemini'), join(home, '.gemini', 'settings.json'))
+  t.equal(where({ MCPORTER_CONFIG: join(home, 'm.json') }, 'mcporter'), join(home, 'm.json'))
+  t.equal(
+    where({ XDG_CONFIG_HOME: join(home, 'xdg') }, 'mcporter'),
+    join(home, 'xdg', 'mcporter', 'mcporter.json'),
+    'the XDG file, where mcporter has one',
+  )
+  t.equal(
+    where({ XDG_CONFIG_HOME: join(home, 'emptyxdg') }, 'mcporter'),
+    join(home, '.mcporter', 'mcporter.json'),
+    'else ~/.mcporter, which mcporter still reads (a new XDG file would hide it)',
+  )
 })

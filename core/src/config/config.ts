@@ -40,6 +40,8 @@ export interface Config {
   shutdownTimeoutMs: number
   logLevel: LogLevel
   logFile: string | undefined
+  /** --server-name: the advertised serverInfo name, when the operator sets one. */
+  serverName: string | undefined
   /** Each plugin's options by option name (without its prefix), defaults applied, checked. */
   plugins: Readonly<Record<string, Readonly<Record<string, OptionValue>>>>
 }
@@ -168,7 +170,16 @@ function build(raw: RawFlags, enable: readonly string[]): Omit<Config, 'plugins'
     shutdownTimeoutMs: atLeast('shutdown-timeout-ms', get<number>('shutdown-timeout-ms'), 0),
     logLevel: logLevel as LogLevel,
     logFile: get<string>('log-file'),
+    serverName: checkServerName(get<string>('server-name')),
   }
+}
+
+/** A name a client compares with a peer's: plain, short, and nothing a terminal would act on. */
+function checkServerName(name: string | undefined): string | undefined {
+  if (name === undefined || /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) return name
+  throw new UsageError(
+    `--server-name must be 1-64 letters, digits, dots, dashes or underscores (starting with a letter or digit), got ${JSON.stringify(name)}`,
+  )
 }
 
 /**

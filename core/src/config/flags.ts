@@ -96,6 +96,12 @@ export const FLAGS = {
     describe: 'debug, info, warn, error or silent. Logs go to stderr only.',
   },
   'log-file': { type: 'string', value: 'PATH', describe: 'Also append log lines to this file.' },
+  'server-name': {
+    type: 'string',
+    value: 'NAME',
+    describe:
+      'The serverInfo name to advertise (default: ag-mcp, or the peer the enabled groups stand in for, e.g. agentpack for --allow continuity,bundles).',
+  },
   config: {
     type: 'string',
     value: 'PATH',

@@ -124,8 +124,9 @@ let gitTopLevel: Promise<string | undefined> | undefined
  * (a process that never calls one never spawns git). With a `marker` (Agentpack's
  * `.agentpack`), the nearest ancestor of the working directory holding it wins, so a pack in a
  * sub-project is the root its tools and their path checks use; the walk stops at the git top
- * level, so a stray marker above the repository never widens what the plugin may write. Always
- * a real path: symlinks resolved, so the path checks compare like with like.
+ * level, so a stray marker above the repository never widens what the plugin may write; outside
+ * a repository only the working directory itself, when it holds the marker. Always a real path:
+ * symlinks resolved, so the path checks compare like with like.
  */
 async function resolveRoot(given: OptionValue, flag: string, marker: string | undefined): Promise<string> {
   const { realpath, stat } = process.getBuiltinModule('node:fs/promises')
@@ -138,6 +139,16 @@ async function resolveRoot(given: OptionValue, flag: string, marker: string | un
       )
   })
   const top = await gitTopLevel
+  const { dirname, join, sep } = process.getBuiltinModule('node:path')
+  const holds = (dir: string) =>
+    stat(join(dir, marker ?? '')).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+  // Outside a repository nothing bounds a walk up, so only the working directory itself may be
+  // the root, when it holds the marker (a pack made with `agentpack init` in a plain folder).
+  if ((top === undefined || top === '') && marker !== undefined && (await holds(process.cwd())))
+    return realpath(process.cwd())
   if (top === undefined || top === '')
     throw localFailure(
       'not_configured',
@@ -145,15 +156,8 @@ async function resolveRoot(given: OptionValue, flag: string, marker: string | un
     )
   const real = await realpath(top)
   if (marker === undefined) return real
-  const { dirname, join, sep } = process.getBuiltinModule('node:path')
   let dir = await realpath(process.cwd())
   if (!dir.startsWith(real + sep)) return real
-  for (; dir !== real; dir = dirname(dir)) {
-    const found = await stat(join(dir, marker)).then(
-      (s) => s.isDirectory(),
-      () => false,
-    )
-    if (found) return dir
-  }
+  for (; dir !== real; dir = dirname(dir)) if (await holds(dir)) return dir
   return real
 }

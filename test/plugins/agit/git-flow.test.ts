@@ -173,3 +173,20 @@ t.test('init --write creates host configs and rules only where none exist', asyn
     "the host files it created are excluded from git (the .mcp.json it left alone is the user's)",
   )
 })
+
+t.test("init --write adds AGIT's rules to a CLAUDE.md the user has, once, keeping the user's text", async (t) => {
+  const dir = makeRepo()
+  const mine = '# My project\n\nUse tabs.' // no final newline: the rules still start after a blank line
+  writeFileSync(join(dir, 'CLAUDE.md'), mine)
+  t.match(agit(dir, 'init', '--no-hooks'), 'CLAUDE.md: would add rules', 'a dry run without --write')
+  t.equal(readFileSync(join(dir, 'CLAUDE.md'), 'utf8'), mine, 'the dry run writes nothing')
+  t.match(agit(dir, 'init', '--write', '--no-hooks'), 'CLAUDE.md: rules added')
+  const once = readFileSync(join(dir, 'CLAUDE.md'), 'utf8')
+  t.ok(
+    once.startsWith(`${mine}\n\n# SYSTEM POLICY: AGIT MEMORY\n`),
+    "the user's text first, unchanged, then a blank line",
+  )
+  t.match(once, 'agit_get_file_history')
+  t.match(agit(dir, 'init', '--write', '--no-hooks'), 'CLAUDE.md: rules already there')
+  t.equal(readFileSync(join(dir, 'CLAUDE.md'), 'utf8'), once, 'a second run adds nothing')
+})
