@@ -8,6 +8,8 @@
 import { mkdirSync, watch } from 'node:fs'
 import type { FSWatcher } from 'node:fs'
 import { join } from 'node:path'
+import { localServeArgs } from './local-args.ts'
+import type { LocalRequest } from './local-args.ts'
 import { client, listProposals } from './local/api.ts'
 import { agentIdentity, pruneIdentities, removeIdentity, writeIdentity } from './local/identity.ts'
 import { LocalError, gitError } from './local/repo.ts'
@@ -24,42 +26,6 @@ export { EMBEDDED_AG_SERVER } from './local/setup.ts'
 export interface LocalIo {
   err(s: string): void
   cwd: string
-}
-
-interface LocalArgs {
-  where: string | undefined
-  agentName: string | undefined
-  agentEmail: string | undefined
-  /** What ag-mcp itself is given. */
-  rest: string[]
-}
-
-/** `--local [REPO]`, `--agent-name NAME` and `--agent-email EMAIL` are local mode's; the rest is ag-mcp's. */
-function parseLocalArgs(argv: readonly string[]): LocalArgs | string {
-  const a: LocalArgs = { where: undefined, agentName: undefined, agentEmail: undefined, rest: [] }
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    const [flag, inline] =
-      arg.startsWith('--') && arg.includes('=')
-        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
-        : [arg, undefined]
-    if (flag === '--local') {
-      const next = argv[i + 1]
-      if (inline !== undefined) a.where = inline
-      else if (next !== undefined && !next.startsWith('--')) a.where = argv[++i]
-      continue
-    }
-    if (flag === '--agent-name' || flag === '--agent-email') {
-      const value = inline ?? argv[++i]
-      if (value === undefined || value.trim() === '') return `${flag} needs a value`
-      if (/[<>\n]/.test(value)) return `${flag} cannot contain <, > or a line break (git would drop them)`
-      if (flag === '--agent-name') a.agentName = value
-      else a.agentEmail = value
-      continue
-    }
-    a.rest.push(arg)
-  }
-  return a
 }
 
 /** Copies the server's refs out and publishes the open proposals; retried while another process does the same. */
@@ -145,29 +111,18 @@ function watchYourRefs(s: LocalState, log: (m: string) => void): FSWatcher[] {
  * and the next session revokes its token.
  */
 export async function runLocal(
-  argv: readonly string[],
+  request: LocalRequest,
   env: NodeJS.ProcessEnv,
   serve: (argv: readonly string[], env: NodeJS.ProcessEnv) => Promise<number>,
   io: LocalIo,
 ): Promise<number> {
-  const a = parseLocalArgs(argv)
-  if (typeof a === 'string') {
-    io.err(`ag-mcp --local: ${a}`)
-    return 2
-  }
-  const upstreamFlag = a.rest.find((x) => /^--(upstream|token-file|token-env)(=|$)/.test(x))
-  if (upstreamFlag) {
-    io.err(`ag-mcp: --local starts its own ag-server and token; drop ${upstreamFlag.split('=')[0]}`)
-    return 2
-  }
-  // --help and --version need no server.
-  if (a.rest.some((x) => x === '--help' || x === '--version')) return serve(a.rest, env)
+  // The flags were checked (local-args.ts) before anything here runs.
   const log = (m: string): void => io.err(`ag-mcp --local: ${m}`)
   let s: LocalState
   let server: PrivateServer | undefined
   let token: Token
   try {
-    s = prepareLocal(a.where, io.cwd, { create: true })
+    s = prepareLocal(request.repo, io.cwd, { create: true })
     const held = holdServer(s, {
       slot: true,
       onLost: (e, next) => {
@@ -188,7 +143,7 @@ export async function runLocal(
     if (live) pruneIdentities(s, live)
     token = await mintToken(s, server, { principal, scopes: AGENT_SCOPES }, 12 * 3600)
     await grantAgent(s, server, principal, token)
-    writeIdentity(s, token.id, agentIdentity(s.top, principal, { name: a.agentName, email: a.agentEmail }))
+    writeIdentity(s, token.id, agentIdentity(s.top, principal, request.agent))
     if (s.branch === undefined) log(`HEAD is detached in ${s.top}; the agent's default branch is ${head}`)
   } catch (e) {
     server?.stop()
@@ -208,7 +163,10 @@ export async function runLocal(
   const watchers = [...watchServerRefs(s, sync, log), ...watchYourRefs(s, log)]
   sync().catch((e: Error) => log(`could not copy proposals into ${s.top}: ${e.message}`))
   try {
-    return await serve([...a.rest, '--upstream', server.url, '--token-file', token.file], env)
+    return await serve(
+      localServeArgs(request, { top: s.top, cwd: io.cwd, upstream: server.url, tokenFile: token.file }),
+      env,
+    )
   } finally {
     for (const w of watchers) w.close()
     await sync().catch((e: Error) => log(`could not copy proposals into ${s.top}: ${e.message}`))

@@ -45,7 +45,7 @@ export const EMBEDDED_AG_SERVER = 'ag-server'
  * executable embeds it and runs it as `<executable> ag-server …` (bin/ag-mcp-exe.ts), so local
  * mode needs no Node install there either.
  */
-function agServerCommand(): readonly string[] {
+export function agServerCommand(): readonly string[] {
   const sea = process.getBuiltinModule('node:sea') as { isSea(): boolean } | undefined
   if (sea?.isSea() === true) return [process.execPath, EMBEDDED_AG_SERVER]
   const self = process.argv[1] ? realpathSync(process.argv[1]) : ''

@@ -5,7 +5,7 @@ import { type AgwpError, conflict, forbidden, invalid, notFound } from './errors
 import { listDir, encodeContent, diff, type TreeEntry } from './gitread.ts'
 import { isTreeMode, writeObject } from './objects.ts'
 import type { Op } from './store.ts'
-import { ancestors, checkPath } from './paths.ts'
+import { ancestors, checkPath, checkReadPath } from './paths.ts'
 import type { Repo } from './repos.ts'
 import type { OverlayEntry, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
@@ -155,7 +155,7 @@ export async function readWorkspacePath(
 ): Promise<Record<string, unknown>> {
   const ws = getWorkspace(ctx, caller, id, false)
   const repo = ctx.repos.get(ws.repo)
-  const p = checkPath(rawPath ?? '', 'path', true)
+  const p = checkReadPath(rawPath ?? '', 'path', true)
   if (p === '' || (await lookup(repo, ws, p))?.kind === 'dir') {
     return { kind: 'dir', path: p, commit: ws.base, workspace: ws.id, entries: await overlayListing(repo, ws, p) }
   }
