@@ -11,8 +11,8 @@ import { plugins } from '../generated/plugins.js'
 declare const AG_MCP_VERSION: string
 
 /**
- * The commands that are not a server come first (agit's; the operator's install, uninstall and
- * proposals), then local mode; each is a lazy chunk, so serving MCP parses none of them.
+ * The commands that are not a server come first (agit's; the operator's install, uninstall,
+ * proposals and local), then local mode; each is a lazy chunk, so serving MCP parses none of them.
  */
 export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   const command = argv[0]
@@ -29,7 +29,10 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
     const script = process.argv[1]
     // The hooks run this same ag-mcp: node and the script (the ESM binary), or the executable alone.
     const self = script && /\.[cm]?js$/.test(script) ? [process.execPath, resolve(script)] : [process.execPath]
-    return main(argv.slice(1), { out: io.out, err: io.err, cwd: io.cwd, self })
+    // Its init writes the hosts' project files with the entry `install --local` writes: one entry, one name.
+    const projectConfigs = async (root: string, write: boolean) =>
+      (await import('../operator/host-entry.ts')).projectConfigs(root, write, io)
+    return main(argv.slice(1), { out: io.out, err: io.err, cwd: io.cwd, self, projectConfigs })
   }
   // `ag-mcp continuity …` is the human CLI of the continuity plugin (Agentpack's `task close`,
   // block and abandon live only there); it never starts the MCP server.
@@ -37,19 +40,38 @@ export async function runAgMcp(argv: readonly string[], env: NodeJS.ProcessEnv):
     const { runContinuityCli } = await import('./continuity-cli.ts')
     return runContinuityCli(argv.slice(1), env)
   }
-  if (command === 'install' || command === 'uninstall')
-    code = (await import('../operator/install.ts'))[command](argv.slice(1), io)
+  if (command === 'install')
+    code = await (await import('../operator/install.ts')).install(argv.slice(1), io, { manifests, plugins })
+  else if (command === 'uninstall') code = await (await import('../operator/install.ts')).uninstall(argv.slice(1), io)
   else if (command === 'doctor')
     code = await (await import('../operator/doctor.ts')).doctor(argv.slice(1), io, manifests, plugins)
   else if (command === 'tools')
-    code = (await import('../operator/tools.ts')).tools(argv.slice(1), io, manifests, plugins)
+    code = await (await import('../operator/tools.ts')).tools(argv.slice(1), io, manifests, plugins)
   else if (command === 'config') code = (await import('../operator/config-cmd.ts')).config(argv.slice(1), io, plugins)
   else if (command === 'proposals') code = await (await import('../operator/proposals.ts')).proposals(argv.slice(1), io)
-  else if (argv.includes('--local')) return (await import('../operator/local.ts')).runLocal(argv, env, serve, io)
-  else return serve(argv, env)
+  else if (command === 'local') code = await (await import('../operator/local-cmd.ts')).local(argv.slice(1), io)
+  else {
+    const local = mayBeLocal(argv, env)
+      ? await (await import('../operator/local-args.ts')).localMode(argv, io, manifests, plugins)
+      : undefined
+    if (local?.error !== undefined) {
+      io.err(`ag-mcp: ${local.error}`)
+      return 2
+    }
+    if (local === undefined) return serve(argv, env)
+    return (await import('../operator/local.ts')).runLocal(local.request, env, serve, io)
+  }
   // The caller exits at once: let what was written to a pipe leave first.
   await new Promise<void>((done) => process.stdout.write('', () => done()))
   return code
+}
+
+/** Whether local mode may be asked for (a flag, AG_MCP_LOCAL, or a config file, which may say "local"). */
+function mayBeLocal(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  return (
+    env['AG_MCP_LOCAL'] !== undefined ||
+    argv.some((a) => a === '--local' || a.startsWith('--local=') || a === '--config' || a.startsWith('--config='))
+  )
 }
 
 function serve(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {

@@ -1,6 +1,6 @@
 // `ag-mcp doctor [flags] [--json]`: checks a configuration before a host is wired to it, one line
 // per check with the fix for each failure; exit 1 when anything failed. It takes the same flags,
-// environment and config file as ag-mcp itself, and never prints the token.
+// environment and config file as ag-mcp itself (`--local` included), and never prints the token.
 import { statSync, readFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { loadConfig } from '../core/src/config/config.ts'
@@ -9,8 +9,12 @@ import { hookStatus } from '../plugins/agit/hooks.ts'
 import { missingScopes, scopeAdvice } from '../plugins/agwp/scopes.ts'
 import { Registry } from '../core/src/manifest/registry.ts'
 import type { GroupManifest } from '../core/src/manifest/types.ts'
-import { resolveGroups } from '../core/src/policy/groups.ts'
 import { createScrubber } from '../core/src/safety/scrub.ts'
+import { servedGroups } from '../core/src/startup.ts'
+import { LocalError } from './local/repo.ts'
+import { agServerCommand } from './local/setup.ts'
+import { AGENT_SCOPES } from './local/tokens.ts'
+import { servedArgv } from './tools.ts'
 
 export interface Io {
   out(s: string): void
@@ -68,48 +72,110 @@ async function runChecks(
 ): Promise<Check[]> {
   const checks: Check[] = []
   const scrubber = createScrubber(() => [])
+  const configFailure = (detail: string): Check[] => [
+    { check: 'config', status: 'fail', detail, fix: 'correct the flag named above (ag-mcp --help lists them)' },
+  ]
+  const target = await servedArgv(argv, io, manifests, plugins)
+  if ('error' in target) return configFailure(target.error)
   let config: ReturnType<typeof loadConfig>['config']
   try {
-    ;({ config } = loadConfig(argv, io.env, (v) => scrubber.scrub(v) !== v, plugins))
+    ;({ config } = loadConfig(target.argv, io.env, (v) => scrubber.scrub(v) !== v, plugins))
   } catch (e) {
-    return [
-      {
-        check: 'config',
-        status: 'fail',
-        detail: (e as Error).message,
-        fix: 'correct the flag named above (ag-mcp --help lists them)',
-      },
-    ]
+    return configFailure((e as Error).message)
   }
   const registry = new Registry(manifests)
-  const groups = resolveGroups(registry.groups, config.allow, config.enable)
+  const { resolution: groups } = servedGroups(registry, plugins, config, target.cwd)
   if (!groups.ok) return [{ check: 'config', status: 'fail', detail: groups.error }]
-  checks.push({ check: 'config', status: 'ok', detail: `groups ${[...groups.enabled].join(', ')}` })
-
-  const o = config.plugins['agwp'] ?? {}
-  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
-  const up: Upstream = {
-    upstream: str(o['upstream']),
-    tokenFile: str(o['token-file']),
-    tokenEnv: str(o['token-env']),
-    timeoutMs: Number(o['connect-timeout-ms'] ?? 5000) + Number(o['timeout-ms'] ?? 30000),
+  const mode = target.local ? `local mode on ${target.local}; ` : ''
+  checks.push({ check: 'config', status: 'ok', detail: `${mode}groups ${[...groups.enabled].join(', ')}` })
+  const upstreamGroups = [...groups.enabled].filter((g) => registry.groups.get(g)?.plugin === 'agwp')
+  if (target.local !== undefined) {
+    checkLocal(target.local, upstreamGroups, checks)
+  } else {
+    const o = config.plugins['agwp'] ?? {}
+    const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+    const up: Upstream = {
+      upstream: str(o['upstream']),
+      tokenFile: str(o['token-file']),
+      tokenEnv: str(o['token-env']),
+      timeoutMs: Number(o['connect-timeout-ms'] ?? 5000) + Number(o['timeout-ms'] ?? 30000),
+    }
+    // With no AGWP group on (no upstream given, none named), ag-mcp is a local thought log only:
+    // nothing is missing, and doctor says how to get the rest.
+    if (
+      up.upstream === undefined &&
+      up.tokenFile === undefined &&
+      up.tokenEnv === undefined &&
+      upstreamGroups.length === 0
+    )
+      checks.push({
+        check: 'upstream',
+        status: 'warn',
+        detail: 'none given: ag-mcp serves only its local groups (no AGWP tools)',
+        fix: 'for your own repository: ag-mcp doctor --local (then ag-mcp --local); for a shared server: --upstream URL --token-file PATH',
+      })
+    else {
+      const token = readToken(up, io.env, checks)
+      if (up.upstream === undefined) {
+        checks.push({
+          check: 'upstream',
+          status: 'fail',
+          detail: 'no --upstream: ag-mcp would have no server to talk to',
+          fix: 'pass --upstream URL (the URL ag-server prints), or for your own repository: ag-mcp doctor --local',
+        })
+      } else if (token !== undefined) {
+        await checkUpstream(up, token, upstreamGroups, checks)
+      } else {
+        checks.push({ check: 'upstream', status: 'warn', detail: `${up.upstream}: not checked without a usable token` })
+      }
+    }
   }
-  const token = readToken(up, io.env, checks)
-  if (up.upstream === undefined) {
+  const top = checkRepository(target.cwd, checks, target.local !== undefined)
+  if (top !== undefined) await checkHooks(top, checks)
+  return checks
+}
+
+/**
+ * What `ag-mcp --local` needs besides its flags: the ag-server it starts, and a token that can
+ * serve every enabled AGWP group (local mode's agent token has fixed scopes: it can only propose).
+ */
+function checkLocal(repo: string, upstreamGroups: readonly string[], checks: Check[]): void {
+  const scopes = AGENT_SCOPES.split(',')
+  checks.push({
+    check: 'token',
+    status: 'ok',
+    detail: `local mode mints one per session (agent:local, agent:local-2, …; scopes ${AGENT_SCOPES}) and revokes it at the end`,
+  })
+  try {
+    const command = agServerCommand()
+    checks.push({
+      check: 'upstream',
+      status: 'ok',
+      detail: `local mode starts a private ag-server (${command.join(' ')})`,
+    })
+  } catch (e) {
+    if (!(e instanceof LocalError)) throw e
     checks.push({
       check: 'upstream',
       status: 'fail',
-      detail: 'no --upstream: ag-mcp would have no server to talk to',
-      fix: 'pass --upstream URL (the URL ag-server prints), or run ag-mcp --local in your repository',
+      detail: e.message,
+      fix: 'run the ag-mcp.mjs of an installed package or a build (npm run build), which has ag-server.mjs beside it',
     })
-  } else if (token !== undefined) {
-    await checkUpstream(up, token, [...groups.enabled], registry, checks)
-  } else {
-    checks.push({ check: 'upstream', status: 'warn', detail: `${up.upstream}: not checked without a usable token` })
   }
-  const top = checkRepository(io.cwd, checks)
-  if (top !== undefined) await checkHooks(top, checks)
-  return checks
+  const missing = missingScopes(upstreamGroups, scopes)
+  if (missing.length > 0)
+    checks.push({
+      check: 'scopes',
+      status: 'fail',
+      detail: `enabled group(s) ${missing.join(', ')} need scope(s) local mode's agent never gets (it has ${AGENT_SCOPES}): ${repo}'s reviews and integration are yours, through ag-mcp proposals`,
+      fix: `leave ${missing.join(', ')} out of --allow`,
+    })
+  else
+    checks.push({
+      check: 'scopes',
+      status: 'ok',
+      detail: 'the local token has a scope for every enabled upstream group',
+    })
 }
 
 function readToken(config: Upstream, env: NodeJS.ProcessEnv, checks: Check[]): string | undefined {
@@ -186,8 +252,7 @@ function readToken(config: Upstream, env: NodeJS.ProcessEnv, checks: Check[]): s
 async function checkUpstream(
   config: Upstream,
   token: string,
-  enabled: string[],
-  registry: Registry,
+  upstreamGroups: readonly string[],
   checks: Check[],
 ): Promise<void> {
   const url = `${config.upstream as string}/agwp/v1/whoami`
@@ -272,33 +337,44 @@ async function checkUpstream(
     else checks.push({ check: 'clock', status: 'ok', detail: `within ${MAX_SKEW_S} s of the server's` })
   }
   const scopes = me.scopes ?? []
-  const missing = missingScopes(
-    enabled.filter((g) => registry.groups.get(g)?.plugin === 'agwp'),
-    scopes,
-  )
+  const missing = missingScopes(upstreamGroups, scopes)
   if (missing.length > 0) checks.push({ check: 'scopes', status: 'fail', ...scopeAdvice(missing, scopes) })
   else checks.push({ check: 'scopes', status: 'ok', detail: 'the token has a scope for every enabled upstream group' })
 }
 
-/** The repository's top level, when `cwd` is in one. */
-function checkRepository(cwd: string, checks: Check[]): string | undefined {
+/** The repository's top level, when `cwd` is in one; local mode needs one with a commit. */
+function checkRepository(cwd: string, checks: Check[], local: boolean): string | undefined {
+  const git = (args: string[]) =>
+    execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  let top: string
   try {
-    const top = execFileSync('git', ['rev-parse', '--show-toplevel'], {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim()
-    checks.push({ check: 'repository', status: 'ok', detail: `${top} is a git repository` })
-    return top
+    top = git(['rev-parse', '--show-toplevel'])
   } catch {
     checks.push({
       check: 'repository',
-      status: 'warn',
+      status: local ? 'fail' : 'warn',
       detail: `${cwd} is not in a git repository: local groups (agit) and --local have nothing to work on`,
-      fix: 'run ag-mcp from your repository, or git init',
+      fix: local
+        ? 'name a git repository (ag-mcp --local PATH), or git init there'
+        : 'run ag-mcp from your repository, or git init',
     })
     return undefined
   }
+  if (local) {
+    try {
+      git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])
+    } catch {
+      checks.push({
+        check: 'repository',
+        status: 'fail',
+        detail: `${top} has no commit yet: local mode serves your branches, and there is none`,
+        fix: 'make a first commit (git add -A && git commit -m "first commit"), then start ag-mcp --local',
+      })
+      return top
+    }
+  }
+  checks.push({ check: 'repository', status: 'ok', detail: `${top} is a git repository` })
+  return top
 }
 
 /** Information, never a failure: without agit's hooks, commits are not indexed until a sync. */
@@ -311,6 +387,6 @@ async function checkHooks(top: string, checks: Check[]): Promise<void> {
       check: 'hooks',
       status: 'warn',
       detail: `agit's git hooks are not installed in ${top} (missing: ${missing.join(', ')})`,
-      fix: 'ag-mcp agit init (or ag-mcp agit hooks install)',
+      fix: 'ag-mcp agit init --write (or ag-mcp agit hooks install)',
     })
 }

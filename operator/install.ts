@@ -1,23 +1,41 @@
 // `ag-mcp install <host>` and `ag-mcp uninstall <host>`: one server entry in an MCP host's
 // configuration file. install is a dry run unless --write; it never replaces an entry of the same
 // name without --force, and never writes a token value (only a token file's path or a variable's
-// name). uninstall removes our entry and nothing else.
-import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
+// name). Everything the entry would pass to ag-mcp is checked first with ag-mcp's own start-up
+// steps (core/src/startup.ts), so a host is never wired to a command that would refuse to start.
+// With --local, the entry goes into the repository's project-scope file where the host has one
+// (a file in the work tree, written by the person who runs this, never by the agent), named after
+// the repository; --scope user puts it in the host's user file instead. uninstall removes our
+// entry and nothing else. The entry and the file I/O are host-entry.ts's.
+import { execFileSync } from 'node:child_process'
+import { existsSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { basename, dirname, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { checkUpstream } from '../core/src/config/config.ts'
-import { closest } from '../lib/closest.ts'
+import type { GroupManifest } from '../core/src/manifest/types.ts'
+import type { BundledPlugins } from '../core/src/pipeline/plugins.ts'
 import { createScrubber } from '../core/src/safety/scrub.ts'
+import { startupVerdict } from '../core/src/startup.ts'
+import { closest } from '../lib/closest.ts'
+import { addExcludes, removeExcludes } from '../lib/git-exclude.ts'
 import { addEntry, findEntry, removeEntry } from './host-config.ts'
+import { isOurs, localEntryName, readHostFile, selfCommand, writeAtomic } from './host-entry.ts'
 import type { ServerEntry } from './host-config.ts'
 import { HOSTS, hostFormat } from './hosts.ts'
 import type { HostFormat, HostName } from './hosts.ts'
+import { localMode } from './local-args.ts'
 
 export interface Io {
   out(s: string): void
   err(s: string): void
   env: NodeJS.ProcessEnv
   cwd: string
+}
+
+/** What install needs to check an entry as ag-mcp would: the bundled manifests and plugins. */
+export interface Bundle {
+  manifests: readonly GroupManifest[]
+  plugins: BundledPlugins
 }
 
 class Refusal extends Error {
@@ -32,24 +50,27 @@ class Refusal extends Error {
 const usage = (m: string): Refusal => new Refusal(m, 2)
 
 const INSTALL_USAGE = `usage: ag-mcp install <${HOSTS.join('|')}> [--write] [--force] [--name NAME] [--file PATH]
-         (--local [REPO] | --upstream URL (--token-file PATH | --token-env NAME)) [-- more ag-mcp flags]
-       ag-mcp uninstall <host> [--name NAME] [--file PATH] [--force]`
+         (--local [REPO] [--scope project|user] | --upstream URL (--token-file PATH | --token-env NAME)) [-- more ag-mcp flags]
+       ag-mcp uninstall <host> [--local [REPO]] [--scope project|user] [--name NAME] [--file PATH] [--force]`
+
+type Scope = 'project' | 'user'
 
 interface Options {
   host: HostName
   write: boolean
   force: boolean
-  name: string
+  name: string | undefined
   file: string | undefined
+  scope: Scope | undefined
   upstream: string | undefined
   tokenFile: string | undefined
   tokenEnv: string | undefined
-  /** --local [REPO]: the repository local mode serves (absolute), or undefined. */
+  /** --local [REPO]: the repository local mode serves (as given), or undefined. */
   local: string | undefined
   rest: string[]
 }
 
-const VALUE_FLAGS = ['name', 'file', 'upstream', 'token-file', 'token-env'] as const
+const VALUE_FLAGS = ['name', 'file', 'scope', 'upstream', 'token-file', 'token-env'] as const
 const SWITCHES = ['write', 'force'] as const
 
 function parse(argv: readonly string[], verb: string): Options {
@@ -63,8 +84,9 @@ function parse(argv: readonly string[], verb: string): Options {
     host: host as HostName,
     write: false,
     force: false,
-    name: 'agentgit',
+    name: undefined,
     file: undefined,
+    scope: undefined,
     upstream: undefined,
     tokenFile: undefined,
     tokenEnv: undefined,
@@ -102,36 +124,69 @@ function parse(argv: readonly string[], verb: string): Options {
     if (value === undefined || value === '') throw usage(`${verb}: --${flag} needs a value`)
     if (flag === 'name') o.name = value
     else if (flag === 'file') o.file = value
-    else if (flag === 'upstream') o.upstream = value
+    else if (flag === 'scope') {
+      if (value !== 'project' && value !== 'user') throw usage(`${verb}: --scope is project or user, not "${value}"`)
+      o.scope = value
+    } else if (flag === 'upstream') o.upstream = value
     else if (flag === 'token-file') o.tokenFile = value
     else o.tokenEnv = value
   }
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(o.name))
+  if (o.name !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(o.name))
     throw usage(`${verb}: --name "${o.name}" must be 1-64 letters, digits, _ or -`)
+  if (o.scope !== undefined && o.local === undefined)
+    throw usage(`${verb}: --scope is for --local entries (a shared server's entry goes in the host's user file)`)
   return o
 }
 
-/** How this very ag-mcp is started again: node and the bundle, or the standalone executable alone. */
-function selfCommand(): ServerEntry {
-  const exe = realpathSync(process.execPath)
-  const script = process.argv[1] ? realpathSync(process.argv[1]) : exe
-  return script === exe ? { command: exe, args: [] } : { command: exe, args: [script] }
+/** The git top level of `dir`, or a refusal that says how to get one. */
+function repositoryOf(dir: string, verb: string): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--show-toplevel'], {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim()
+  } catch {
+    throw usage(`${verb}: ${dir} is not inside a git repository: run git init there, or name one (--local PATH)`)
+  }
 }
 
-/** An entry is ours when it starts an ag-mcp (bundle or executable). */
-export function isOurs(entry: unknown): boolean {
-  if (typeof entry !== 'object' || entry === null) return false
-  const e = entry as { command?: unknown; args?: unknown }
-  const words = [e.command, ...(Array.isArray(e.args) ? e.args : [])].filter((w): w is string => typeof w === 'string')
-  return words.some((w) => /^ag-mcp(\.mjs|-[a-z0-9-]+(\.exe)?)?$/.test(basename(w)))
+/** Where an entry goes, under which name, and what it runs. */
+interface Plan {
+  fmt: HostFormat
+  name: string
+  entry: ServerEntry
+  /** The repository, for a project-scope (work tree) file. */
+  project: { top: string; rel: string } | undefined
+  /** What ag-mcp would warn about when the host starts it. */
+  warnings: string[]
 }
 
-function entryFor(o: Options, io: Io): ServerEntry {
+async function plan(o: Options, io: Io, bundle: Bundle): Promise<Plan> {
+  const user = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env, exists: existsSync })
+  const self = selfCommand()
+  checkedRest(o.rest)
   if (o.local !== undefined) {
     if (o.upstream !== undefined || o.tokenFile !== undefined || o.tokenEnv !== undefined)
       throw usage('install: --local starts its own ag-server and token; drop --upstream, --token-file and --token-env')
-    const self = selfCommand()
-    return { command: self.command, args: [...self.args, '--local', resolve(io.cwd, o.local), ...checkedRest(o.rest)] }
+    const top = repositoryOf(resolve(io.cwd, o.local), 'install')
+    const local = await localMode(['--local', top, ...o.rest], io, bundle.manifests, bundle.plugins)
+    if (local?.error !== undefined) throw usage(`install: ag-mcp would refuse the flags after --: ${local.error}`)
+    const scope = o.scope ?? (user.project !== undefined ? 'project' : 'user')
+    if (scope === 'project' && user.project === undefined)
+      throw usage(`install: ${user.label} has no project-scope file; use --scope user (its file: ${user.file})`)
+    const project = scope === 'project' && o.file === undefined ? { top, rel: user.project as string } : undefined
+    const fmt = {
+      ...user,
+      file: o.file !== undefined ? resolve(io.cwd, o.file) : project ? join(top, project.rel) : user.file,
+    }
+    return {
+      fmt,
+      name: o.name ?? localEntryName(top),
+      entry: { command: self.command, args: [...self.args, '--local', top, ...o.rest] },
+      project,
+      warnings: [],
+    }
   }
   if (o.upstream === undefined)
     throw usage(
@@ -145,11 +200,30 @@ function entryFor(o: Options, io: Io): ServerEntry {
   }
   if ((o.tokenFile === undefined) === (o.tokenEnv === undefined))
     throw usage('install: name exactly one source of the token: --token-file PATH (mode 0600) or --token-env NAME')
-  const rest = checkedRest(o.rest)
-  const self = selfCommand()
   const token =
     o.tokenFile !== undefined ? ['--token-file', resolve(io.cwd, o.tokenFile)] : ['--token-env', o.tokenEnv as string]
-  return { command: self.command, args: [...self.args, '--upstream', upstream, ...token, ...rest] }
+  const args = ['--upstream', upstream, ...token, ...o.rest]
+  // The variable is the host's to set, not this shell's: checked as set, and said when it is not.
+  const missingVar = o.tokenEnv !== undefined && !io.env[o.tokenEnv]?.trim()
+  const env = missingVar ? { ...io.env, [o.tokenEnv as string]: 'set-by-the-host' } : io.env
+  const verdict = await startupVerdict({
+    argv: args,
+    env,
+    manifests: bundle.manifests,
+    plugins: bundle.plugins,
+    cwd: io.cwd,
+  })
+  if (verdict.error !== undefined)
+    throw usage(`install: ag-mcp would refuse to start with this entry: ${verdict.error}`)
+  const warnings = [...verdict.warnings]
+  if (missingVar) warnings.push(`${o.tokenEnv} is not set here: the host must set it in ag-mcp's environment`)
+  return {
+    fmt: o.file === undefined ? user : { ...user, file: resolve(io.cwd, o.file) },
+    name: o.name ?? 'agentgit',
+    entry: { command: self.command, args: [...self.args, ...args] },
+    project: undefined,
+    warnings,
+  }
 }
 
 /** The flags after --, refused when one would put a credential in the host's file in clear. */
@@ -164,29 +238,23 @@ function checkedRest(rest: string[]): string[] {
   return rest
 }
 
-function readCurrent(file: string): string {
+/** Whether git tracks `rel` in `top` (a tracked file edited shows in git status, and blocks integrate). */
+function tracked(top: string, rel: string): boolean {
   try {
-    return readFileSync(file, 'utf8')
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') return ''
-    throw new Refusal(`cannot read ${file} (${code ?? String(e)})`, 1)
+    execFileSync('git', ['ls-files', '--error-unmatch', '--', rel], { cwd: top, stdio: 'ignore' })
+    return true
+  } catch {
+    return false
   }
 }
 
-/** Replaces the file in one step, keeping its mode (a new one is private: 0600). */
-function writeAtomic(file: string, text: string): void {
-  const mode = statSync(file, { throwIfNoEntry: false })?.mode ?? 0o600
-  mkdirSync(dirname(file), { recursive: true })
-  const tmp = `${file}.ag-mcp-${process.pid}.tmp`
-  writeFileSync(tmp, text, { mode: mode & 0o777 })
-  chmodSync(tmp, mode & 0o777)
-  renameSync(tmp, file)
-}
-
-function target(o: Options, io: Io): HostFormat {
-  const fmt = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env })
-  return o.file === undefined ? fmt : { ...fmt, file: resolve(io.cwd, o.file) }
+/** The host file's text ('' when it does not exist yet), or a refusal when it cannot be read. */
+function readCurrent(file: string): string {
+  try {
+    return readHostFile(file)
+  } catch (e) {
+    throw new Refusal(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? String(e)})`, 1)
+  }
 }
 
 function show(fmt: HostFormat, name: string, entry: ServerEntry): string {
@@ -197,50 +265,111 @@ function show(fmt: HostFormat, name: string, entry: ServerEntry): string {
   return JSON.stringify({ [fmt.key]: { [name]: { ...fmt.extra, ...entry } } }, null, 2).replace(/^/gm, '  ')
 }
 
-export function install(argv: readonly string[], io: Io): number {
-  return guarded(io, () => {
+/** What the scope means for the person, in one sentence: where the entry is seen, and the other choice. */
+function scopeNote(p: Plan, host: string, file: string | undefined): string {
+  if (file !== undefined) return ''
+  if (p.project)
+    return `Project scope: only this repository's ${p.fmt.label} sessions see it. The file is in your work tree, written by you (the agent never writes there); for ${p.fmt.label}'s user file instead: ag-mcp install ${host} --local ${p.project.top} --scope user.`
+  if (p.entry.args.includes('--local'))
+    return `User scope: every ${p.fmt.label} project sees this entry, and it serves ${p.entry.args[p.entry.args.indexOf('--local') + 1]} wherever it is started.`
+  return ''
+}
+
+export async function install(argv: readonly string[], io: Io, bundle: Bundle): Promise<number> {
+  return guarded(io, async () => {
     const o = parse(argv, 'install')
-    const entry = entryFor(o, io)
-    const fmt = target(o, io)
-    const edit = addEntry(fmt, readCurrent(fmt.file), o.name, entry, o.force)
+    const p = await plan(o, io, bundle)
+    const { fmt, name, entry } = p
+    const existed = existsSync(fmt.file)
+    if (p.project && existed && tracked(p.project.top, p.project.rel) && !o.force)
+      throw new Refusal(
+        `install: ${fmt.file} is tracked by git: adding the entry would change a tracked file (it would show in git status, and ag-mcp proposals integrate refuses uncommitted changes); use --scope user, or pass --force to edit it anyway`,
+        1,
+      )
+    const edit = addEntry(fmt, readCurrent(fmt.file), name, entry, o.force)
     if (!edit.ok) throw new Refusal(`install: ${fmt.file}: ${edit.reason}`, 1)
-    const what = `${edit.replaced ? 'replace' : 'add'} the server "${o.name}" in ${fmt.file}`
+    const notes = [scopeNote(p, o.host, o.file), ...p.warnings.map((w) => `Note: ag-mcp will warn: ${w}`)].filter(
+      Boolean,
+    )
+    const what = `${edit.replaced ? 'replace' : 'add'} the server "${name}" in ${fmt.file}`
     if (!o.write) {
       io.out(
-        `${fmt.label}: would ${what}:\n${show(fmt, o.name, entry)}\nNothing was written; run again with --write to apply.`,
+        [
+          `${fmt.label}: would ${what}:`,
+          show(fmt, name, entry),
+          ...notes,
+          'Nothing was written; run again with --write to apply.',
+        ].join('\n'),
       )
       return 0
     }
     writeAtomic(fmt.file, edit.text)
+    // A project file this command created holds this machine's paths: kept out of git status.
+    const excluded =
+      p.project && !existed
+        ? await addExcludes(p.project.top, [`/${p.project.rel}`], `${fmt.label} entry written by ag-mcp install`)
+        : []
     io.out(
-      `${fmt.label}: ${edit.replaced ? 'replaced' : 'added'} the server "${o.name}" in ${fmt.file}; restart ${fmt.label} (or reload its MCP servers) to use it.`,
+      [
+        `${fmt.label}: ${edit.replaced ? 'replaced' : 'added'} the server "${name}" in ${fmt.file}; restart ${fmt.label} (or reload its MCP servers) to use it.`,
+        ...notes,
+        ...(excluded.length > 0
+          ? [
+              `Listed ${excluded.join(', ')} in .git/info/exclude: it names this machine's paths, so git does not offer to commit it.`,
+            ]
+          : []),
+      ].join('\n'),
     )
     return 0
   })
 }
 
-export function uninstall(argv: readonly string[], io: Io): number {
-  return guarded(io, () => {
+export async function uninstall(argv: readonly string[], io: Io): Promise<number> {
+  return guarded(io, async () => {
     const o = parse(argv, 'uninstall')
-    const fmt = target(o, io)
+    const user = hostFormat(o.host, { home: homedir(), platform: process.platform, env: io.env, exists: existsSync })
+    const top = o.local !== undefined ? repositoryOf(resolve(io.cwd, o.local), 'uninstall') : undefined
+    const scope = o.scope ?? (top !== undefined && user.project !== undefined ? 'project' : 'user')
+    const project =
+      top !== undefined && scope === 'project' && o.file === undefined && user.project
+        ? { top, rel: user.project }
+        : undefined
+    const fmt = {
+      ...user,
+      file: o.file !== undefined ? resolve(io.cwd, o.file) : project ? join(project.top, project.rel) : user.file,
+    }
+    const name = o.name ?? (top !== undefined ? localEntryName(top) : 'agentgit')
     const text = readCurrent(fmt.file)
-    const current = findEntry(fmt, text, o.name)
+    const current = findEntry(fmt, text, name)
     if (current !== undefined && !isOurs(current) && !o.force)
       throw new Refusal(
-        `uninstall: ${fmt.file}: the server "${o.name}" does not start ag-mcp, so it is not ours; pass --force to remove it anyway`,
+        `uninstall: ${fmt.file}: the server "${name}" does not start ag-mcp, so it is not ours; pass --force to remove it anyway`,
         1,
       )
-    const edit = removeEntry(fmt, text, o.name)
+    const edit = removeEntry(fmt, text, name)
     if (!edit.ok) throw new Refusal(`uninstall: ${fmt.file}: ${edit.reason}`, 1)
+    // A project file left with nothing but our (now removed) entry goes, with its exclude line.
+    if (project && isEmptyConfig(fmt, edit.text) && !tracked(project.top, project.rel)) {
+      rmSync(fmt.file)
+      await removeExcludes(project.top, [`/${project.rel}`])
+      io.out(`${fmt.label}: removed the server "${name}" and ${fmt.file}, which held nothing else.`)
+      return 0
+    }
     writeAtomic(fmt.file, edit.text)
-    io.out(`${fmt.label}: removed the server "${o.name}" from ${fmt.file}.`)
+    io.out(`${fmt.label}: removed the server "${name}" from ${fmt.file}.`)
     return 0
   })
 }
 
-function guarded(io: Io, run: () => number): number {
+/** A host file that holds nothing (an empty object, or only an empty servers table). */
+function isEmptyConfig(fmt: HostFormat, text: string): boolean {
+  const t = text.replace(/\s+/g, '')
+  return t === '' || t === '{}' || t === `{"${fmt.key}":{}}`
+}
+
+async function guarded(io: Io, run: () => Promise<number>): Promise<number> {
   try {
-    return run()
+    return await run()
   } catch (e) {
     if (!(e instanceof Refusal)) throw e
     io.err(`ag-mcp ${e.message}`)

@@ -8,7 +8,11 @@
 import { spawn } from 'node:child_process'
 import { readFileSync, rmSync } from 'node:fs'
 import { closest } from '../lib/closest.ts'
-import { LocalError, OWNER, mintToken, prepareLocal, revokeToken, startServer } from './local.ts'
+import { LocalError } from './local/repo.ts'
+import { holdServer, listHolders } from './local/server.ts'
+import { prepareLocal } from './local/setup.ts'
+import { OWNER, grantOwner, mintToken, revokeToken } from './local/tokens.ts'
+import type { Token } from './local/tokens.ts'
 
 export interface OpenIo {
   out(s: string): void
@@ -62,9 +66,10 @@ export async function openReview(argv: readonly string[], io: OpenIo): Promise<n
     io.err(`ag-mcp ${e.message}`)
     return 2
   }
-  const server = await startServer(s)
-  let token: { file: string; id: string } | undefined
+  const server = await holdServer(s, { slot: false })
+  let token: Token | undefined
   try {
+    await grantOwner(s, server)
     token = await mintToken(s, server, OWNER, SESSION_S)
     const secret = readFileSync(token.file, 'utf8').trim()
     // Only the server keeps it from here (by its hash); the session is bound to it.
@@ -87,19 +92,25 @@ export async function openReview(argv: readonly string[], io: OpenIo): Promise<n
     if (o.browser) openInBrowser(url, io)
   } catch (e) {
     if (token) await revokeToken(s, server, token)
-    await server.stop()
+    server.stop()
     io.err(`ag-mcp proposals open: ${(e as Error).message}`)
     return 1
   }
-  // A running local session's server stays with that session; the token expires with the session.
-  if (server.child === undefined) return 0
+  // A local session holds the server too: the page stays with it, and the token expires with the
+  // page's session. Alone, this process holds the server until Ctrl-C.
+  if (((await listHolders(s)) ?? []).some((h) => h.slot !== undefined)) {
+    server.stop()
+    return 0
+  }
   io.out('serving the review page until Ctrl-C')
+  // The hold on the server is an unref'd socket: this timer keeps the process (and so the hold).
+  const alive = setInterval(() => undefined, 2 ** 30)
   await new Promise<void>((done) => {
     process.once('SIGINT', done)
     process.once('SIGTERM', done)
-    server.child?.once('exit', done)
   })
+  clearInterval(alive)
   await revokeToken(s, server, token)
-  await server.stop()
+  server.stop()
   return 0
 }

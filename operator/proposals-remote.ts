@@ -10,7 +10,11 @@ import type { Logger } from '../core/src/plugin-api.ts'
 import { closest } from '../lib/closest.ts'
 import { createScrub } from '../lib/scrub.ts'
 import { showHidden } from '../lib/visible.ts'
-import { LocalError, OWNER, mintToken, prepareLocal, revokeToken, startServer } from './local.ts'
+import { LocalError } from './local/repo.ts'
+import { holdServer } from './local/server.ts'
+import { prepareLocal } from './local/setup.ts'
+import { OWNER, grantOwner, mintToken, revokeToken } from './local/tokens.ts'
+import type { Token } from './local/tokens.ts'
 import { formatDiff, formatList, formatShow, type ProposalView } from './proposals-view.ts'
 
 export interface RemoteIo {
@@ -251,9 +255,10 @@ async function local(a: Args, io: RemoteIo, say: (s: string) => void, fail: (e: 
     io.err(`ag-mcp proposals: ${e.message}`)
     return 2
   }
-  const server = await startServer(s)
-  let token: { file: string; id: string } | undefined
+  const server = await holdServer(s, { slot: false })
+  let token: Token | undefined
   try {
+    await grantOwner(s, server)
     token = await mintToken(s, server, OWNER, 600)
     const file = token.file
     const tokens = await createTokenSource({ file, env: undefined, environment: {}, log: logger(io) })
@@ -263,7 +268,7 @@ async function local(a: Args, io: RemoteIo, say: (s: string) => void, fail: (e: 
     return fail(e)
   } finally {
     if (token) await revokeToken(s, server, token)
-    await server.stop()
+    server.stop()
   }
 }
 

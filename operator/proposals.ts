@@ -1,20 +1,21 @@
-// `ag-mcp proposals list|show|diff|integrate|reject`: the person's side of local mode. It talks to
-// the repository's private ag-server (the running session's, or one started for this command) as
-// human:owner, the repository's maintainer, with a token minted for this command and revoked after.
-import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+// `ag-mcp proposals list|show|diff|integrate|reject`: the person's side of local mode. It holds
+// the repository's private ag-server (the one the sessions use, or one started for this command)
+// and talks to it as human:owner, the repository's maintainer, with a token minted for this
+// command and revoked after. One function per subcommand (COMMANDS); `run` does what they share.
 import { closest } from '../lib/closest.ts'
-import {
-  LocalError,
-  OWNER,
-  mintToken,
-  prepareLocal,
-  revokeToken,
-  startServer,
-  syncBranchesIn,
-  syncProposalsOut,
-} from './local.ts'
-import type { LocalState } from './local.ts'
+import { Usage, subcommand } from './subcommand.ts'
+import { ApiError, client, listProposals } from './local/api.ts'
+import type { Api } from './local/api.ts'
+import { blockedCheckout, followIntegration } from './local/checkout.ts'
+import { personIdentity, removeIdentity, writeIdentity } from './local/identity.ts'
+import { LocalError, git } from './local/repo.ts'
+import { holdServer } from './local/server.ts'
+import type { PrivateServer } from './local/server.ts'
+import { prepareLocal } from './local/setup.ts'
+import type { LocalState } from './local/setup.ts'
+import { syncBranchesIn, syncOut } from './local/sync.ts'
+import { OWNER, grantOwner, mintToken, revokeToken } from './local/tokens.ts'
+import type { Token } from './local/tokens.ts'
 
 export interface Io {
   out(s: string): void
@@ -22,8 +23,9 @@ export interface Io {
   cwd: string
 }
 
-const VERBS = ['list', 'show', 'diff', 'integrate', 'reject'] as const
-type Verb = (typeof VERBS)[number]
+const STRATEGIES = ['merge', 'fast_forward', 'squash'] as const
+type Strategy = (typeof STRATEGIES)[number]
+
 const USAGE = `usage: ag-mcp proposals list [--all]
        ag-mcp proposals show|diff <id>
        ag-mcp proposals review <id> --approve|--request-changes|--comment [--message TEXT]
@@ -31,7 +33,9 @@ const USAGE = `usage: ag-mcp proposals list [--all]
        ag-mcp proposals reject <id> [--reason TEXT]
        ag-mcp proposals open [--browser]          the review page, signed in
   (in a repository where ag-mcp --local has run; --repo-dir PATH names another; with
-  --upstream URL --token-file FILE each acts on a shared ag-server: ag-mcp proposals --help-remote)`
+  --upstream URL --token-file FILE each acts on a shared ag-server: ag-mcp proposals --help-remote)
+  integrate fast-forwards when it can and merges otherwise, in your name (git var GIT_AUTHOR_IDENT);
+  an integrated or rejected proposal's refs/proposals/<id> is removed from your repository.`
 
 interface ProposalView {
   id: string
@@ -39,33 +43,37 @@ interface ProposalView {
   state: string
   author: string
   target: string
-  base: string
+  target_head: string | null
+  base: string | null
   head: string
   description: string
   mergeable: boolean
+  mergeability: string
+  conflicts: string[]
   integration_blockers: { code: string; message: string }[]
 }
 
-class Usage extends Error {}
-
 interface Args {
-  verb: Verb
+  verb: keyof typeof COMMANDS
   id: string | undefined
   all: boolean
-  strategy: string | undefined
+  strategy: Strategy | undefined
   reason: string | undefined
   repoDir: string | undefined
 }
 
+/** What a subcommand works with. */
+interface Ctx {
+  s: LocalState
+  api: Api
+  token: Token
+  io: Io
+}
+
 function parse(argv: readonly string[]): Args {
-  const [verb, ...rest] = argv
-  if (verb === undefined || verb === '--help') throw new Usage(USAGE)
-  if (!(VERBS as readonly string[]).includes(verb)) {
-    const near = closest(verb, VERBS)
-    throw new Usage(`proposals: unknown command "${verb}"${near ? ` (did you mean ${near}?)` : ''}\n${USAGE}`)
-  }
+  const { verb, rest } = subcommand(argv, Object.keys(COMMANDS) as Args['verb'][], 'proposals', USAGE)
   const a: Args = {
-    verb: verb as Verb,
+    verb,
     id: undefined,
     all: false,
     strategy: undefined,
@@ -91,8 +99,11 @@ function parse(argv: readonly string[]): Args {
     }
     const value = rest[++i]
     if (value === undefined) throw new Usage(`proposals ${verb}: --${flag} needs a value`)
-    if (flag === 'strategy') a.strategy = value
-    else if (flag === 'reason') a.reason = value
+    if (flag === 'strategy') {
+      if (!(STRATEGIES as readonly string[]).includes(value))
+        throw new Usage(`proposals ${verb}: --strategy is one of ${STRATEGIES.join(', ')}, got "${value}"`)
+      a.strategy = value as Strategy
+    } else if (flag === 'reason') a.reason = value
     else a.repoDir = value
   }
   if (a.verb !== 'list' && a.id === undefined)
@@ -124,144 +135,129 @@ export async function proposals(argv: readonly string[], io: Io): Promise<number
     io.err(`ag-mcp proposals: ${e.message}`)
     return 2
   }
-  // Integration lands on your branch as it is now, and only on a clean working tree.
-  if (a.verb === 'integrate') {
-    const blocked = dirtyCheckout(s, a.id as string)
-    if (blocked) {
-      io.err(`ag-mcp proposals integrate: ${blocked}`)
-      return 1
-    }
-    syncBranchesIn(s)
-  }
-  const server = await startServer(s)
-  let token: { file: string; id: string } | undefined
+  let server: PrivateServer | undefined
+  let token: Token | undefined
   try {
+    server = await holdServer(s, { slot: false })
+    // The server's branches are yours as they are now: integration lands on your latest commit.
+    syncBranchesIn(s)
+    await grantOwner(s, server)
     token = await mintToken(s, server, OWNER, 600)
-    const api = client(server.url, readFileSync(token.file, 'utf8').trim())
-    return await run(a, s, api, io)
+    return await COMMANDS[a.verb]({ s, api: client(server.url, token.file), token, io }, a)
   } catch (e) {
     io.err(`ag-mcp proposals ${a.verb}: ${(e as Error).message}`)
     return 1
   } finally {
-    if (token) await revokeToken(s, server, token)
-    await server.stop()
+    if (token) removeIdentity(s, token.id)
+    if (server && token) await revokeToken(s, server, token)
+    server?.stop()
   }
 }
 
-type Api = (method: string, path: string, body?: unknown) => Promise<unknown>
+const enc = encodeURIComponent
+const short = (oid: string | null): string => (oid ? oid.slice(0, 10) : '(none)')
 
-function client(url: string, token: string): Api {
-  return async (method, path, body) => {
-    const res = await fetch(`${url}/agwp/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      redirect: 'error',
-    })
-    const json = (await res.json()) as { error?: { code: string; message: string } }
-    if (!res.ok) throw new Error(`${json.error?.code ?? res.status}: ${json.error?.message ?? ''}`)
-    return json
-  }
+const getProposal = async (c: Ctx, id: string): Promise<ProposalView> =>
+  (await c.api('GET', `/proposals/${enc(id)}`)) as ProposalView
+
+/** Your repository's refs/proposals/* and refs/ag/ as the server's proposals are now. */
+async function publish(c: Ctx): Promise<void> {
+  await syncOut(
+    c.s,
+    (await listProposals(c.api, c.s.repo, 'open')).map((p) => p.id),
+  )
 }
 
-function git(s: LocalState, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: s.top,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 64 * 1024 * 1024,
-  })
-}
+const COMMANDS = {
+  async list(c: Ctx, a: Args): Promise<number> {
+    const all = await listProposals(c.api, c.s.repo, a.all ? undefined : 'open')
+    await publish(c)
+    if (all.length === 0) {
+      c.io.out(a.all ? 'no proposals yet' : 'no open proposals (--all shows integrated and withdrawn ones)')
+      return 0
+    }
+    for (const p of all) {
+      const ref = p.state === 'open' ? `; refs/proposals/${p.id}` : ''
+      c.io.out(`${p.id}  ${p.state.padEnd(10)} ${p.title}  (by ${p.author}, onto ${p.target}${ref})`)
+    }
+    return 0
+  },
 
-const short = (oid: string): string => oid.slice(0, 10)
+  async show(c: Ctx, a: Args): Promise<number> {
+    const p = await getProposal(c, a.id as string)
+    await publish(c)
+    const ref = p.state === 'open' ? ` (refs/proposals/${p.id})` : ''
+    c.io.out(
+      `${p.id}: ${p.title}\n  state    ${p.state}\n  author   ${p.author}\n  target   ${p.target}\n  base     ${short(p.base)}\n  head     ${short(p.head)}${ref}`,
+    )
+    c.io.out(
+      `  ${p.mergeable ? 'can be integrated' : `blocked: ${p.integration_blockers.map((b) => b.message).join('; ')}`}`,
+    )
+    if (p.description) c.io.out(`\n${p.description.replace(/^/gm, '  ')}`)
+    c.io.out(`\n${git(c.s.top, ['-c', 'core.quotePath=false', 'diff', '--stat=160', ...range(p)])}`)
+    return 0
+  },
 
-async function run(a: Args, s: LocalState, api: Api, io: Io): Promise<number> {
-  const enc = encodeURIComponent
-  switch (a.verb) {
-    case 'list': {
-      const r = (await api('GET', `/repos/${enc(s.repo)}/proposals${a.all ? '' : '?state=open'}`)) as {
-        proposals: ProposalView[]
+  async diff(c: Ctx, a: Args): Promise<number> {
+    const p = await getProposal(c, a.id as string)
+    await publish(c)
+    c.io.out(git(c.s.top, ['-c', 'core.quotePath=false', 'diff', ...range(p)]))
+    return 0
+  },
+
+  async integrate(c: Ctx, a: Args): Promise<number> {
+    const id = a.id as string
+    // You, as git knows you: the integration commit (a merge, a squash) is in your name.
+    writeIdentity(c.s, c.token.id, personIdentity(c.s.top))
+    for (let attempt = 0; ; attempt++) {
+      const p = await getProposal(c, id)
+      if (p.state !== 'open') throw new LocalError(`${id} is ${p.state}; only an open proposal can be integrated`)
+      const blocked = blockedCheckout(c.s, p.target)
+      if (blocked) throw new LocalError(blocked)
+      const strategy = a.strategy ?? (p.mergeability === 'fast_forward' ? 'fast_forward' : 'merge')
+      let r: { target: string; commit: string; previous_target_head: string | null; strategy: string }
+      try {
+        r = (await c.api('POST', `/proposals/${enc(id)}/integrate`, {
+          strategy,
+          ...(p.target_head ? { expected_target_head: p.target_head } : {}),
+        })) as typeof r
+      } catch (e) {
+        // Someone moved the branch between our look and the integration: look again, once.
+        if (e instanceof ApiError && e.code === 'conflict' && /moved/.test(e.message) && attempt === 0) continue
+        throw new LocalError(whyNot(p, strategy, e))
       }
-      syncProposalsOut(s)
-      if (r.proposals.length === 0) {
-        io.out(a.all ? 'no proposals yet' : 'no open proposals (--all shows integrated and withdrawn ones)')
-        return 0
-      }
-      for (const p of r.proposals)
-        io.out(`${p.id}  ${p.state.padEnd(10)} ${p.title}  (by ${p.author}, onto ${p.target}; refs/proposals/${p.id})`)
+      followIntegration(c.s, id, r)
+      await publish(c)
+      const how =
+        r.strategy === 'fast_forward' ? 'fast-forward' : r.strategy === 'squash' ? 'squash commit' : 'merge commit'
+      c.io.out(`integrated ${id} into ${r.target} (${how}): ${short(r.previous_target_head)}..${short(r.commit)}`)
       return 0
     }
-    case 'show': {
-      const p = (await api('GET', `/proposals/${enc(a.id as string)}`)) as ProposalView
-      syncProposalsOut(s)
-      io.out(
-        `${p.id}: ${p.title}\n  state    ${p.state}\n  author   ${p.author}\n  target   ${p.target}\n  base     ${short(p.base)}\n  head     ${short(p.head)} (refs/proposals/${p.id})`,
-      )
-      io.out(
-        `  ${p.mergeable ? 'can be integrated' : `blocked: ${p.integration_blockers.map((b) => b.message).join('; ')}`}`,
-      )
-      if (p.description) io.out(`\n${p.description.replace(/^/gm, '  ')}`)
-      io.out(`\n${git(s, ['diff', '--stat', p.base, p.head]).trimEnd()}`)
-      return 0
-    }
-    case 'diff': {
-      const p = (await api('GET', `/proposals/${enc(a.id as string)}`)) as ProposalView
-      syncProposalsOut(s)
-      io.out(git(s, ['diff', p.base, p.head]).trimEnd())
-      return 0
-    }
-    case 'integrate': {
-      const body = a.strategy === undefined ? {} : { strategy: a.strategy }
-      const r = (await api('POST', `/proposals/${enc(a.id as string)}/integrate`, body)) as {
-        target: string
-        commit: string
-        previous_target_head: string | null
-      }
-      moveBranch(s, r.target, r.commit)
-      syncProposalsOut(s)
-      io.out(
-        `integrated ${a.id as string} into ${r.target}: ${r.previous_target_head ? short(r.previous_target_head) : '(new)'}..${short(r.commit)}`,
-      )
-      return 0
-    }
-    case 'reject': {
-      await api(
-        'POST',
-        `/proposals/${enc(a.id as string)}/withdraw`,
-        a.reason === undefined ? {} : { reason: a.reason },
-      )
-      io.out(
-        `rejected ${a.id as string}: withdrawn; the agent sees it as withdrawn${a.reason ? ` ("${a.reason}")` : ''}`,
-      )
-      return 0
-    }
-  }
+  },
+
+  async reject(c: Ctx, a: Args): Promise<number> {
+    const id = a.id as string
+    await c.api('POST', `/proposals/${enc(id)}/withdraw`, a.reason === undefined ? {} : { reason: a.reason })
+    await publish(c)
+    c.io.out(`rejected ${id}: withdrawn; the agent sees it as withdrawn${a.reason ? ` ("${a.reason}")` : ''}`)
+    return 0
+  },
 }
 
-/** Why integrating now would not land cleanly on your checkout, if it would not. */
-function dirtyCheckout(s: LocalState, _id: string): string | undefined {
-  const status = git(s, ['status', '--porcelain', '--untracked-files=no']).trim()
-  return status === '' ? undefined : `your working tree has uncommitted changes in ${s.top}; commit or stash them first`
-}
+/** git's empty tree: the base of a proposal with no parent. */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
-/** Your branch follows the private server's: fast-forward only, the checkout too if it is that branch. */
-function moveBranch(s: LocalState, branch: string, commit: string): void {
-  git(s, ['fetch', '--quiet', s.bare, `refs/heads/${branch}`])
-  let current = ''
-  try {
-    current = git(s, ['symbolic-ref', '--quiet', '--short', 'HEAD']).trim()
-  } catch {
-    // a detached HEAD: no branch is checked out
-  }
-  if (current === branch) {
-    git(s, ['merge', '--quiet', '--ff-only', commit])
-    return
-  }
-  let old = ''
-  try {
-    old = git(s, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]).trim()
-  } catch {
-    // a new branch
-  }
-  git(s, ['update-ref', `refs/heads/${branch}`, commit, ...(old ? [old] : [])])
+/** What the proposal changes: from its base (or nothing, for a proposal with no parent). */
+const range = (p: ProposalView): string[] => [p.base ?? EMPTY_TREE, p.head]
+
+/** A refused integration, said with the strategies that would work. */
+function whyNot(p: ProposalView, tried: Strategy, e: unknown): string {
+  const base = e instanceof Error ? e.message : String(e)
+  const works = (p.mergeability === 'fast_forward' ? STRATEGIES : p.mergeability === 'clean' ? ['merge', 'squash'] : [])
+    .filter((x) => x !== tried)
+    .map((x) => `--strategy ${x}`)
+  if (p.mergeability === 'conflicts')
+    return `${base}; no strategy works: ${p.id} conflicts with ${p.target} in ${p.conflicts.join(', ')}; ask the agent to revise it onto ${p.target}, or reject it`
+  if (p.mergeability === 'up_to_date') return `${base}; ${p.target} already has everything ${p.id} proposes`
+  return works.length ? `${base}; ${works.join(' or ')} would work` : base
 }

@@ -1,16 +1,22 @@
 // `ag-mcp tools [flags] [--json]`: the tools this configuration exposes, by group, and the ones it
-// hides with the flag that would show them. Same flags, environment and config file as ag-mcp.
+// hides with the flag that would show them. Same flags, environment and config file as ag-mcp
+// (`--local` included), and the same function decides the groups (core/src/startup.ts), so it
+// says exactly what ag-mcp with these flags would list.
+import { resolve } from 'node:path'
 import { loadConfig } from '../core/src/config/config.ts'
 import type { BundledPlugins } from '../core/src/pipeline/plugins.ts'
 import { Registry } from '../core/src/manifest/registry.ts'
 import type { GroupManifest } from '../core/src/manifest/types.ts'
-import { resolveGroups } from '../core/src/policy/groups.ts'
+import { allowWith } from '../core/src/policy/groups.ts'
 import { createScrubber } from '../core/src/safety/scrub.ts'
+import { servedGroups } from '../core/src/startup.ts'
+import { LOCAL_UPSTREAM_STAND_IN, localMode } from './local-args.ts'
 
 export interface Io {
   out(s: string): void
   err(s: string): void
   env: NodeJS.ProcessEnv
+  cwd: string
 }
 
 interface GroupView {
@@ -22,58 +28,73 @@ interface GroupView {
   why?: string
 }
 
-export function tools(
+/** The command line and directory ag-mcp would serve with: a local session's, or these. */
+export async function servedArgv(
   argv: readonly string[],
   io: Io,
   manifests: readonly GroupManifest[],
   plugins: BundledPlugins,
-): number {
+): Promise<{ argv: readonly string[]; cwd: string; local: string | undefined } | { error: string }> {
+  const local = await localMode(argv, io, manifests, plugins)
+  if (local?.error !== undefined) return { error: local.error }
+  if (local === undefined) return { argv, cwd: io.cwd, local: undefined }
+  const repo = resolve(io.cwd, local.request.repo)
+  return { argv: [...local.request.rest, '--upstream', LOCAL_UPSTREAM_STAND_IN], cwd: repo, local: repo }
+}
+
+export async function tools(
+  argv: readonly string[],
+  io: Io,
+  manifests: readonly GroupManifest[],
+  plugins: BundledPlugins,
+): Promise<number> {
   const json = argv.includes('--json')
-  const scrubber = createScrubber(() => [])
-  let allow: readonly string[] | undefined
-  let enable: readonly string[]
-  try {
-    const { config } = loadConfig(
-      argv.filter((a) => a !== '--json'),
-      io.env,
-      (v) => scrubber.scrub(v) !== v,
-      plugins,
-    )
-    allow = config.allow
-    enable = config.enable
-  } catch (e) {
-    io.err(`ag-mcp tools: ${(e as Error).message}`)
+  const fail = (m: string): number => {
+    io.err(`ag-mcp tools: ${m}`)
     return 2
+  }
+  const scrubber = createScrubber(() => [])
+  const target = await servedArgv(
+    argv.filter((a) => a !== '--json'),
+    io,
+    manifests,
+    plugins,
+  )
+  if ('error' in target) return fail(target.error)
+  let config: ReturnType<typeof loadConfig>['config']
+  try {
+    ;({ config } = loadConfig(target.argv, io.env, (v) => scrubber.scrub(v) !== v, plugins))
+  } catch (e) {
+    return fail((e as Error).message)
   }
   const registry = new Registry(manifests)
-  const groups = resolveGroups(registry.groups, allow, enable)
-  if (!groups.ok) {
-    io.err(`ag-mcp tools: ${groups.error}`)
-    return 2
-  }
+  const { resolution: groups, absent } = servedGroups(registry, plugins, config, target.cwd)
+  if (!groups.ok) return fail(groups.error)
   const views: GroupView[] = [...registry.groups.values()].map((g) => {
     const enabled = groups.enabled.has(g.name)
     // An enabled tool by the name it is exposed under (its altName when that name is free).
     const tools = g.tools.map((n) => (enabled ? registry.exposedName(n, groups.enabled) : n))
     const view: GroupView = { group: g.name, access: g.access, enabled, tools }
-    if (!enabled)
+    if (!enabled) {
+      const allow = allowWith(g.name, groups.enabled, registry.groups, absent)
       view.why =
         g.access === 'flag-only'
           ? `only with --enable-${g.name}`
           : g.access === 'opt-in'
-            ? `opt-in: name it in --allow (--allow ${[...groups.enabled]
-                .filter((n) => registry.groups.get(n)?.access !== 'always')
-                .concat(g.name)
-                .join(',')})`
-            : `left out of --allow (add ${g.name} to it)`
+            ? `opt-in: name it in --allow (${allow})`
+            : absent.has(g.name)
+              ? `${absent.get(g.name)}`
+              : `left out of --allow (${allow})`
+    }
     return view
   })
   if (json) {
-    io.out(JSON.stringify({ groups: views }, null, 2))
+    io.out(JSON.stringify({ ...(target.local ? { local: target.local } : {}), groups: views }, null, 2))
     return 0
   }
   const shown = views.filter((v) => v.enabled)
-  io.out(`exposed: ${shown.reduce((n, v) => n + v.tools.length, 0)} tools in ${shown.length} groups`)
+  const where = target.local ? ` (local mode on ${target.local})` : ''
+  io.out(`exposed: ${shown.reduce((n, v) => n + v.tools.length, 0)} tools in ${shown.length} groups${where}`)
   for (const v of shown) io.out(`  ${v.group.padEnd(12)} ${v.tools.join(', ')}`)
   const hidden = views.filter((v) => !v.enabled)
   if (hidden.length > 0) {

@@ -54,7 +54,8 @@ export interface OptionSpec {
   /**
    * Only with role `root`: a directory name (e.g. `.agentpack`) that marks the root when the
    * operator gives none. The root is then the nearest ancestor of the working directory, up to
-   * its git top level, that holds such a directory; else the git top level.
+   * its git top level, that holds such a directory; else the git top level. Outside a git
+   * repository: the working directory when it holds one.
    */
   marker?: string
 }
@@ -231,9 +232,10 @@ export interface PluginDefinition<O extends OptionTable, S> {
    * A check run once in the background at start-up, after ag-mcp wrote its first answer, when
    * one of the plugin's groups is enabled (init runs first): e.g. that the upstream accepts the
    * credential for every enabled group. It reports through `env.log`; it never delays an answer
-   * and never stops ag-mcp (a rejection is logged at debug level).
+   * and never stops ag-mcp (a rejection is logged at debug level). `signal` is aborted when the
+   * session ends: a check still running then says nothing (the session ended normally).
    */
-  start?(state: S, env: PluginInit<O>): Promise<void>
+  start?(state: S, env: PluginInit<O>, signal: AbortSignal): Promise<void>
   /** Handlers by tool name (type them with Handlers<…> and the generated tool types). */
   handlers: object
   operation?: OperationSupport<S>
@@ -246,6 +248,12 @@ export interface PluginDefinition<O extends OptionTable, S> {
   writtenPaths?(args: ToolArgs, ctx: ToolContext<S>): Promise<string[]>
   /** Attachments by the name its manifest declares. */
   attachments?: Readonly<Record<string, AttachmentSupport<S>>>
+  /**
+   * For a tool of a peer group (manifest `peer`): the refusal the peer gives for arguments the
+   * input schema rejected (e.g. its message for an unknown enum value), or undefined for the
+   * core's own words. `args` are unchecked: read them defensively.
+   */
+  peerRefusal?(tool: string, args: Readonly<Record<string, unknown>>): string | undefined
 }
 
 /** A plugin as the core holds it: the declaration with its types erased. */
@@ -255,12 +263,13 @@ export interface Plugin {
   optionPrefix?: string
   options?: OptionTable
   init?(env: PluginInit<OptionTable>): unknown
-  start?(state: unknown, env: PluginInit<OptionTable>): Promise<void>
+  start?(state: unknown, env: PluginInit<OptionTable>, signal: AbortSignal): Promise<void>
   handlers: Readonly<Record<string, (args: ToolArgs, ctx: ToolContext) => Promise<unknown>>>
   operation?: OperationSupport<unknown>
   confirmLease?(check: LeaseCheck, ctx: ToolContext): Promise<LeaseVerdict>
   writtenPaths?(args: ToolArgs, ctx: ToolContext): Promise<string[]>
   attachments?: Readonly<Record<string, AttachmentSupport<unknown>>>
+  peerRefusal?(tool: string, args: Readonly<Record<string, unknown>>): string | undefined
 }
 
 /** Declares a plugin: the default export of plugins/<name>/index.ts. */

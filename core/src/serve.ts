@@ -8,12 +8,11 @@ import { LineWriter } from './jsonrpc/writer.ts'
 import { loadConfig } from './config/config.ts'
 import type { Config } from './config/config.ts'
 import { flagTable, pluginFlag } from './config/flags.ts'
-import { UsageError } from './config/parse.ts'
 import { flagValues, namedTokens } from './config/named-tokens.ts'
+import { UsageError } from './config/parse.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
 import { PluginSet } from './pipeline/plugins.ts'
 import type { BundledPlugins } from './pipeline/plugins.ts'
-import { createTokenSource } from './pipeline/tokens.ts'
 import type { TokenSourceWithSecrets } from './pipeline/tokens.ts'
 import { createLogger } from './log.ts'
 import type { ClosableLogger } from './log.ts'
@@ -22,12 +21,11 @@ import type { GroupManifest } from './manifest/types.ts'
 import { McpServer } from './mcp/server.ts'
 import { ALL_REVISIONS } from './mcp/revisions.ts'
 import type { ServerInfo } from './plugin-api.ts'
-import { unavailableGroups } from './policy/availability.ts'
-import { resolveGroups } from './policy/groups.ts'
 import { createTokenBucket } from './policy/rate-limit.ts'
-import { createScrubber, REDACTED } from './safety/scrub.ts'
+import { createScrubber } from './safety/scrub.ts'
 import type { Scrubber } from './safety/scrub.ts'
 import { sanitizeText } from './safety/sanitize.ts'
+import { hideSecretValues, readCredentials, servedGroups } from './startup.ts'
 
 export interface ServeOptions {
   name: string
@@ -83,18 +81,8 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     )
   }
   // Groups that cannot work here (no upstream given, no git repository) are left out of the
-  // default set; server_info says why (policy/availability.ts).
-  const absent = unavailableGroups({
-    groups: registry.groups,
-    pluginOptions: Object.fromEntries(Object.entries(o.plugins).map(([n, p]) => [n, p.options])),
-    values: config.plugins,
-    flagOf: (plugin, option) => {
-      const entry = o.plugins[plugin]
-      return entry ? `--${pluginFlag(entry, option)}` : `--${option}`
-    },
-    cwd: process.cwd(),
-  })
-  const groups = resolveGroups(registry.groups, config.allow, config.enable, absent)
+  // default set; server_info says why (startup.ts: `ag-mcp tools` asks the same function).
+  const { resolution: groups, absent } = servedGroups(registry, o.plugins, config, process.cwd())
   if (!groups.ok) return failScrubbed(groups.error)
   if (info === 'print-config') {
     knowNamedTokens()
@@ -104,27 +92,9 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
   for (const w of groups.warnings) log.warn(w)
   // Each plugin's credential is read now, by the core: a missing or empty one stops start-up, and
   // the scrubber knows every value before anything can be logged or answered.
-  const credentials: Record<string, TokenSourceWithSecrets> = {}
+  let credentials: Record<string, TokenSourceWithSecrets>
   try {
-    for (const [name, entry] of Object.entries(o.plugins)) {
-      const roles = Object.entries(entry.options)
-      const fileOption = roles.find(([, s]) => s.role === 'credential-file')?.[0]
-      const envOption = roles.find(([, s]) => s.role === 'credential-env')?.[0]
-      if (fileOption === undefined && envOption === undefined) continue
-      const values = config.plugins[name] ?? {}
-      const file = fileOption !== undefined ? values[fileOption] : undefined
-      const env = envOption !== undefined ? values[envOption] : undefined
-      credentials[name] = await createTokenSource({
-        file: typeof file === 'string' ? file : undefined,
-        env: typeof env === 'string' ? env : undefined,
-        flags: {
-          file: fileOption !== undefined ? pluginFlag(entry, fileOption) : '',
-          env: envOption !== undefined ? pluginFlag(entry, envOption) : '',
-        },
-        environment: o.env,
-        log,
-      })
-    }
+    credentials = await readCredentials(o.plugins, config, o.env, log)
   } catch (e) {
     await log.idle() // the warnings above come first
     return failScrubbed((e as Error).message)
@@ -160,8 +130,12 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     scrub: (s) => scrubber.scrub(s),
     groups: groupsOf,
   })
+  // One process has one serverInfo: a peer's name (and list ttl) when the groups the operator
+  // named in --allow all stand in for that peer (e.g. continuity,bundles: agentpack), so its
+  // clients' identity checks pass; a default start is ag-mcp's own; --server-name for any mix.
+  const peer = config.allow !== undefined ? registry.peerOf(groups.enabled) : undefined
   const pipeline = createPipeline({
-    identity: { name: o.name, title: o.title, version: o.version },
+    identity: { name: config.serverName ?? peer?.name ?? o.name, title: o.title, version: o.version },
     instructions: o.instructions,
     registry,
     enabled: groups.enabled,
@@ -180,10 +154,18 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const v8 = process.getBuiltinModule('node:v8')
     v8.setFlagsFromString('--semi-space-growth-factor=1')
   }, 20).unref()
-  return runLoop(pipeline, config, log, scrubber, {
-    line: () => logStartup(o, config, [...groups.enabled], registry, log),
-    checks: () => plugins.runStartChecks(),
-  })
+  return runLoop(
+    pipeline,
+    config,
+    { listTtlMs: peer?.listTtlMs ?? LIST_TTL_MS, handshakeOptional: !!peer },
+    log,
+    scrubber,
+    {
+      line: () => logStartup(o, config, [...groups.enabled], registry, log),
+      checks: () => plugins.runStartChecks(),
+      stopChecks: () => plugins.stopStartChecks(),
+    },
+  )
 }
 
 /** With no request by then, the start-up line is written this long after start. */
@@ -192,12 +174,17 @@ const STARTUP_LINE_MS = 100
 /** At exit, how long log lines still queued for stderr may take to leave. */
 const LOG_FLUSH_MS = 1000
 
+/** Lists never change within a process: an hour is a safe cache hint (a peer may ask for 0). */
+const LIST_TTL_MS = 3_600_000
+
 function runLoop(
   pipeline: ReturnType<typeof createPipeline>,
   config: Readonly<Config>,
+  /** What a peer's clients expect of the protocol layer (see McpServerOptions). */
+  peer: { listTtlMs: number; handshakeOptional: boolean },
   log: ClosableLogger,
   scrubber: Scrubber,
-  startup: { line: () => void; checks: () => void },
+  startup: { line: () => void; checks: () => void; stopChecks: () => Promise<void> },
 ): Promise<number> {
   const writer = new LineWriter(process.stdout)
   // The start-up line is written once the first answer has left, or after STARTUP_LINE_MS with no
@@ -225,7 +212,8 @@ function runLoop(
       })
     },
     pageSize: config.pageSize,
-    listTtlMs: 3_600_000,
+    listTtlMs: peer.listTtlMs,
+    handshakeOptional: peer.handshakeOptional,
     onCallSettled: () => pump.callSettled(),
     clean: (s) => scrubber.scrub(sanitizeText(s).text),
     onInternalError: (method, e) =>
@@ -245,12 +233,12 @@ function runLoop(
     onDrained: () => {
       if (deadline) clearTimeout(deadline)
       startupLine()
-      // Every answer reaches the client; the log gets a moment more, but a host application that
-      // never reads stderr must not keep the process from exiting.
-      void Promise.all([
-        writer.idle(),
-        Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())]),
-      ]).then(() => done(0))
+      // Every answer reaches the client; a start-up check still running stops (a session that
+      // only initialized and closed ends quietly); the log gets a moment more, but a host
+      // application that never reads stderr must not keep the process from exiting.
+      void Promise.all([writer.idle(), startup.stopChecks()])
+        .then(() => Promise.race([log.idle(), new Promise((r) => setTimeout(r, LOG_FLUSH_MS).unref())]))
+        .then(() => done(0))
     },
   })
   pump.connect(readStdin({ data: (bytes) => pump.data(bytes), end: () => pump.end(true) }))
@@ -266,16 +254,6 @@ function runLoop(
 function print(text: string): number {
   process.stdout.write(text)
   return 0
-}
-
-/**
- * A start-up message with every flag value that holds a secret replaced whole (so no part of
- * it shows, however the message quotes it), then scrubbed.
- */
-function hideSecretValues(message: string, values: readonly string[], scrubber: Scrubber): string {
-  let out = sanitizeText(message).text
-  for (const v of values) if (v !== '' && scrubber.scrub(v) !== v) out = out.split(v).join(REDACTED)
-  return scrubber.scrub(out)
 }
 
 function fail(message: string): number {

@@ -32,5 +32,6 @@ function flag(argv: string[], name: string): string | undefined {
     ...(repo ? { repo } : localRepo !== undefined ? {} : { repo: 'demo' }),
     ...(revision ? { revision } : {}),
   })
-  process.exit(r.failures === 0 && r.proposal ? 0 : 1)
+  // The session's last line said which (done, or failed and why).
+  process.exit(r.ok ? 0 : 1)
 }

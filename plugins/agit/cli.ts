@@ -1,14 +1,16 @@
 // `ag-mcp agit …`: the thought log for people. Concise text by default, `--json` for scripts.
 //   init [--write] [--no-hooks]   hooks install|uninstall|status   sync [--hook <name>] [--quiet]
+// `init` without --write is a dry run: it says what it would do and writes nothing (not even a hook).
 //   record <message> [--ai] [--intent] [-f file] [-l line]   status   log [-n N]   show [git-hash] [-t]
 //   search <query> [-l N]
 import { existsSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
+import { appendFile, readFile, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Entry } from './entry.ts'
 import { topLevel } from './git.ts'
 import { hookStatus, installHooks, uninstallHooks } from './hooks.ts'
+import { missingExcludes } from '../../lib/git-exclude.ts'
 import { checkLocation } from './locations.ts'
 import { decodeBlob } from './objects.ts'
 import { AgitRepo } from './repo.ts'
@@ -22,10 +24,17 @@ export interface CliIo {
   cwd: string
   /** argv that runs ag-mcp itself (absolute node and script paths), written into hooks. */
   self: readonly string[]
+  /**
+   * The hosts' project files for this repository, with the entry `ag-mcp install <host> --local`
+   * writes (one entry name for both): written with `write`, else what would be. The binary
+   * provides it; without it, init writes no host file.
+   */
+  projectConfigs?: (root: string, write: boolean) => Promise<Array<{ path: string; action: string }>>
 }
 
 const USAGE = `usage: ag-mcp agit <command>
-  init [--write] [--no-hooks]      create .agit/ and install git hooks; --write also adds MCP configs and CLAUDE.md rules
+  init [--write] [--no-hooks]      .agit/ (in .git/info/exclude), git hooks, hosts' project files and CLAUDE.md
+                                   rules where none exist; a dry run that writes nothing without --write
   hooks install|uninstall|status   manage ag-mcp's git hook blocks (AGIT's own blocks are left alone)
   sync [--hook <name>] [--quiet]   what a git hook runs: link thoughts to commits, follow branches
   record <message> [--ai] [--intent] [-f <file>] [-l <line>]
@@ -70,22 +79,38 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     const repo = new AgitRepo(root)
     const json = (v: unknown) => io.out(JSON.stringify(v, null, 2))
     const needInit = () => {
-      if (!repo.initialized) throw new UsageError("AGIT not initialized. Run 'ag-mcp agit init' first.")
+      if (!repo.initialized) throw new UsageError("AGIT not initialized. Run 'ag-mcp agit init --write' first.")
     }
     switch (cmd) {
       case 'init': {
+        const write = values.write === true
         const fresh = !repo.initialized
-        await repo.init()
-        await repo.excludeFromGit()
-        const hooks = values['no-hooks'] ? [] : await installHooks(root, io.self)
-        const files = await hostFiles(root, io.self, values.write === true)
-        if (values.json) json({ root, created: fresh, hooks, files })
+        if (write) await repo.init()
+        const excluded = write
+          ? (await repo.excludeFromGit())
+            ? ['.agit/']
+            : []
+          : await missingExcludes(root, ['.agit/'])
+        const hooks = values['no-hooks']
+          ? []
+          : write
+            ? await installHooks(root, io.self)
+            : (await hookStatus(root)).map((h) => ({
+                hook: h.hook,
+                action: h.ours ? 'would refresh' : 'would install',
+              }))
+        const files = [...((await io.projectConfigs?.(root, write)) ?? []), ...(await rulesFile(root, write))]
+        if (values.json) json({ root, created: fresh && write, dryRun: !write, excluded, hooks, files })
         else {
-          io.out(fresh ? `Initialized .agit/ in ${root}` : `.agit/ already exists in ${root}; kept`)
+          io.out(
+            fresh
+              ? `${write ? 'Initialized' : 'Would initialize'} .agit/ in ${root}`
+              : `.agit/ already exists in ${root}; kept`,
+          )
+          for (const e of excluded) io.out(`.git/info/exclude: ${write ? 'added' : 'would add'} ${e}`)
           for (const h of hooks) io.out(`hook ${h.hook}: ${h.action}`)
           for (const f of files) io.out(`${f.path}: ${f.action}`)
-          if (!values.write && files.some((f) => f.action === 'would create'))
-            io.out('(dry run: pass --write to create the files marked "would create")')
+          if (!write) io.out('(dry run: nothing was written; pass --write to do all of the above)')
         }
         return 0
       }
@@ -238,27 +263,27 @@ const RULES = `# SYSTEM POLICY: AGIT MEMORY
 </system_protocol>
 `
 
-/** Host configs and editor rules: each created only if absent, and only with --write. */
-async function hostFiles(root: string, self: readonly string[], write: boolean) {
-  const [command, ...args] = self
-  const server = { command, args: [...args] }
-  const files: Array<{ path: string; text: string }> = [
-    { path: '.mcp.json', text: `${JSON.stringify({ mcpServers: { 'ag-mcp': server } }, null, 2)}\n` },
-    { path: '.cursor/mcp.json', text: `${JSON.stringify({ mcpServers: { 'ag-mcp': server } }, null, 2)}\n` },
-    { path: '.vscode/mcp.json', text: `${JSON.stringify({ servers: { 'ag-mcp': server } }, null, 2)}\n` },
-    { path: 'CLAUDE.md', text: RULES },
-  ]
-  const out: Array<{ path: string; action: 'created' | 'would create' | 'exists, left alone' }> = []
-  for (const f of files) {
-    const abs = join(root, f.path)
-    if (existsSync(abs)) out.push({ path: f.path, action: 'exists, left alone' })
-    else if (!write) out.push({ path: f.path, action: 'would create' })
-    else {
-      await mkdir(dirname(abs), { recursive: true })
-      // 'wx': created only if still absent at the moment of writing (never replaces a user's file).
-      await writeFile(abs, f.text, { flag: 'wx' })
-      out.push({ path: f.path, action: 'created' })
-    }
-  }
-  return out
+type RulesAction = 'created' | 'would create' | 'rules added' | 'would add rules' | 'rules already there'
+
+/**
+ * The editor rules (CLAUDE.md), only with --write: created when absent; in a CLAUDE.md the user
+ * already has, appended after a blank line, once (a file holding AGIT's policy heading already
+ * has them); the user's text is never rewritten.
+ */
+async function rulesFile(root: string, write: boolean): Promise<Array<{ path: string; action: RulesAction }>> {
+  const path = 'CLAUDE.md'
+  const abs = join(root, path)
+  if (existsSync(abs)) return [{ path, action: await addRules(abs, write) }]
+  if (!write) return [{ path, action: 'would create' }]
+  // 'wx': created only if still absent at the moment of writing (never replaces a user's file).
+  await writeFile(abs, RULES, { flag: 'wx' })
+  return [{ path, action: 'created' }]
+}
+
+async function addRules(abs: string, write: boolean): Promise<RulesAction> {
+  const text = await readFile(abs, 'utf8')
+  if (text.includes('# SYSTEM POLICY: AGIT MEMORY')) return 'rules already there'
+  if (!write) return 'would add rules'
+  await appendFile(abs, `${text === '' ? '' : text.endsWith('\n') ? '\n' : '\n\n'}${RULES}`)
+  return 'rules added'
 }

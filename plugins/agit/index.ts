@@ -39,7 +39,12 @@ const handlers: Handlers<PluginTools['agit'], AgitState> = {
       await ctx.state.repo.init()
       await ctx.state.repo.excludeFromGit()
     }
-    return answer(await logStep(ctx.state.repo, args as LogStepArgs))
+    // A location may name a file of the agent's open workspace: the workspace group says which.
+    const inWorkspace = async (paths: string[]) => {
+      const r = (await ctx.attachment('workspace_files', { paths })) as { present: string[] } | undefined
+      return new Set(r?.present ?? [])
+    }
+    return answer(await logStep(ctx.state.repo, args as LogStepArgs, undefined, inWorkspace))
   },
   agit_get_status: async (_args, ctx) => answer(await getStatus(ctx.state.repo)),
   agit_get_file_history: async (args, ctx) =>

@@ -3,7 +3,8 @@
 import { realpath } from 'node:fs/promises'
 import { isAbsolute, join, relative, sep } from 'node:path'
 
-export type LocationCheck = { ok: true } | { ok: false; error: string }
+/** `missing`: the path names nothing (yet) inside the root; otherwise it leads out of it. */
+export type LocationCheck = { ok: true } | { ok: false; error: string; missing: boolean }
 
 export async function checkLocation(root: string, file: string): Promise<LocationCheck> {
   const realRoot = await realpath(root)
@@ -15,14 +16,25 @@ export async function checkLocation(root: string, file: string): Promise<Locatio
     return {
       ok: false,
       error: `File '${file}' does not exist in repository (${realRoot}). Only existing files can be referenced in location metadata.`,
+      missing: true,
     }
   }
   if (!inside(realRoot, real))
     return {
       ok: false,
       error: `⛔ SECURITY VIOLATION: Path '${file}' is outside repository scope (${realRoot}). Agit is a single-repo tool. Switch to the correct directory to log context for external files.`,
+      missing: false,
     }
   return { ok: true }
+}
+
+/**
+ * A path a workspace could hold: relative, with no `.`, `..` or empty segment (what AGWP paths
+ * look like). Only such a missing path is asked about; anything else is refused as AGIT does.
+ */
+export function isPlainRelative(file: string): boolean {
+  if (file === '' || isAbsolute(file) || file.includes('\\')) return false
+  return file.split('/').every((s) => s !== '' && s !== '.' && s !== '..')
 }
 
 /** `child` is `parent` or below it (separator-aware: /repo-evil is not inside /repo). */

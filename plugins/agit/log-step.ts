@@ -1,8 +1,11 @@
 // agit_log_step: AGIT's parameters, rules and texts (batch preferred, single mode deprecated),
-// with two repairs: nothing is written when the call fails, and all accepted entries go in one
-// locked append (several processes may log at once).
+// with three repairs: nothing is written when the call fails, all accepted entries go in one
+// locked append (several processes may log at once), and a location may name a file the agent
+// wrote into a workspace of this session (asked of the workspace group: it is not in the work
+// tree until a person integrates it), with a hint that says so instead of AGIT's "use cd".
 import type { Entry, Location } from './entry.ts'
-import { checkLocation, sameRepository } from './locations.ts'
+import { checkLocation, isPlainRelative, sameRepository } from './locations.ts'
+import type { LocationCheck } from './locations.ts'
 import type { AgitRepo } from './repo.ts'
 import { NOT_INITIALIZED } from './repo.ts'
 import { truncateChars } from './text.ts'
@@ -29,6 +32,14 @@ export interface LogStepArgs extends Partial<EntryArg> {
 }
 
 const SINGLE_REPO = 'Agit is a single-repo tool.'
+/** The hint when every refused location named a file that does not exist (here or in a workspace). */
+const ONLY_EXISTING =
+  'Only existing files can be referenced: a file of this repository, or one a workspace of this session holds (write it there first).'
+
+/** Which of these repository paths a workspace of this session holds (none when nobody answers). */
+export type WorkspaceFiles = (paths: string[]) => Promise<ReadonlySet<string>>
+
+type Check = (file: string) => LocationCheck
 const MCP_CATEGORIES = ['intent', 'reasoning', 'error']
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many)
@@ -69,6 +80,7 @@ export async function logStep(
   repo: AgitRepo,
   args: LogStepArgs,
   now = () => Math.floor(Date.now() / 1000),
+  inWorkspace: WorkspaceFiles = async () => new Set(),
 ): Promise<ToolText> {
   if (!repo.initialized) return { text: NOT_INITIALIZED, isError: true }
   const invalid = checkUndeclared(args as unknown as Record<string, unknown>)
@@ -78,26 +90,47 @@ export async function logStep(
     if (!same.ok) return { text: same.error, isError: true }
   }
   await repo.ensureSync().catch(() => {}) // AGIT: a failed sync only warns
-  if (args.batch !== undefined) return logBatch(repo, args.batch, now)
+  const check = await locator(repo.root, args, inWorkspace)
+  if (args.batch !== undefined) return logBatch(repo, args.batch, now, check)
   if (args.role !== undefined && args.category !== undefined && args.content !== undefined)
-    return logSingle(repo, args as EntryArg, now)
+    return logSingle(repo, args as EntryArg, now, check)
   return { text: "Invalid parameters: provide either 'batch' array or 'role', 'category', 'content'", isError: true }
 }
 
-async function validLocations(root: string, locs: readonly LocationArg[]) {
+/**
+ * Every file the call names, checked once against the work tree; the missing ones that could be
+ * repository paths are asked about in one ask, and a workspace's file counts as existing.
+ */
+async function locator(root: string, args: LogStepArgs, inWorkspace: WorkspaceFiles): Promise<Check> {
+  const files = new Set<string>()
+  for (const e of [args, ...(args.batch ?? [])]) {
+    for (const l of e.locations ?? []) files.add(l.file)
+    if (e.file_path !== undefined) files.add(e.file_path)
+  }
+  const checked = new Map(await Promise.all([...files].map(async (f) => [f, await checkLocation(root, f)] as const)))
+  const ask = [...checked].filter(([f, c]) => !c.ok && c.missing && isPlainRelative(f)).map(([f]) => f)
+  const present = ask.length > 0 ? await inWorkspace(ask.slice(0, 100)) : new Set<string>()
+  return (f) => (present.has(f) ? { ok: true } : (checked.get(f) as LocationCheck))
+}
+
+function validLocations(check: Check, locs: readonly LocationArg[]) {
   const valid: Location[] = []
   const invalid: string[] = []
+  let missingOnly = true
   for (const l of locs) {
-    const c = await checkLocation(root, l.file)
+    const c = check(l.file)
     if (c.ok)
       valid.push({
         file: l.file,
         ...(l.start_line !== undefined ? { start_line: l.start_line } : {}),
         ...(l.end_line !== undefined ? { end_line: l.end_line } : {}),
       })
-    else invalid.push(`${l.file}: ${c.error}`)
+    else {
+      invalid.push(`${l.file}: ${c.error}`)
+      missingOnly &&= c.missing
+    }
   }
-  return { valid, invalid }
+  return { valid, invalid, missingOnly }
 }
 
 function entryOf(e: EntryArg, at: number, locations: Location[] | undefined, legacy: boolean): Entry {
@@ -112,27 +145,35 @@ function entryOf(e: EntryArg, at: number, locations: Location[] | undefined, leg
   }
 }
 
-async function logBatch(repo: AgitRepo, batch: readonly EntryArg[], now: () => number): Promise<ToolText> {
+async function logBatch(
+  repo: AgitRepo,
+  batch: readonly EntryArg[],
+  now: () => number,
+  check: Check,
+): Promise<ToolText> {
   if (batch.length === 0) return { text: 'No entries to log' }
   const accepted: Entry[] = []
   const errors: string[] = []
   const skipped: string[] = []
   let rejected = 0
+  let missingOnly = true
   for (const e of batch) {
     let locations: Location[] | undefined
     let legacy = false
     if (e.locations !== undefined) {
-      const { valid, invalid } = await validLocations(repo.root, e.locations)
+      const { valid, invalid, missingOnly: missing } = validLocations(check, e.locations)
       skipped.push(...invalid)
+      missingOnly &&= missing
       if (e.locations.length > 0 && valid.length === 0) {
         rejected++
         continue
       }
       locations = valid
     } else if (e.file_path !== undefined) {
-      const c = await checkLocation(repo.root, e.file_path)
+      const c = check(e.file_path)
       if (!c.ok) {
         skipped.push(`${e.file_path}: ${c.error}`)
+        missingOnly &&= c.missing
         continue
       }
       legacy = true
@@ -158,13 +199,16 @@ async function logBatch(repo: AgitRepo, batch: readonly EntryArg[], now: () => n
     const lines: string[] = []
     if (rejected > 0)
       lines.push(
-        `⛔ ${rejected} ${plural(rejected, 'entry', 'entries')} rejected (all locations outside repository scope)`,
+        `⛔ ${rejected} ${plural(rejected, 'entry', 'entries')} rejected (${missingOnly ? 'no location names an existing file' : 'all locations outside repository scope'})`,
       )
     if (skipped.length > 0) {
       lines.push(`⚠️ ${skipped.length} ${plural(skipped.length, 'location', 'locations')} skipped:`)
       for (const s of skipped) lines.push(`  - ${s}`)
     }
-    const message = `${lines.join('\n')}\n\n${SINGLE_REPO} Use \`cd\` to switch to the correct repository before logging context for those files.`
+    const hint = missingOnly
+      ? ONLY_EXISTING
+      : `${SINGLE_REPO} Use \`cd\` to switch to the correct repository before logging context for those files.`
+    const message = `${lines.join('\n')}\n\n${hint}`
     if (n === 0 && errors.length === 0) return { text: message, isError: true }
     const errs = errors.length > 0 ? ` ${errors.length} errors: ${errors.join('; ')}` : ''
     return { text: `${logged}.${errs}\n${message}` }
@@ -174,17 +218,21 @@ async function logBatch(repo: AgitRepo, batch: readonly EntryArg[], now: () => n
   return { text: `All entries failed: ${errors.join('; ')}`, isError: true }
 }
 
-async function logSingle(repo: AgitRepo, e: EntryArg, now: () => number): Promise<ToolText> {
+async function logSingle(repo: AgitRepo, e: EntryArg, now: () => number, check: Check): Promise<ToolText> {
   let locations: Location[] | undefined
   let legacy = false
   if (e.locations !== undefined) {
-    const { valid, invalid } = await validLocations(repo.root, e.locations)
+    const { valid, invalid, missingOnly } = validLocations(check, e.locations)
     if (e.locations.length > 0 && valid.length === 0)
-      return { text: `⛔ All paths rejected:\n${invalid.join('\n')}\n\n${SINGLE_REPO}`, isError: true }
+      return {
+        text: `⛔ All paths rejected:\n${invalid.join('\n')}\n\n${missingOnly ? ONLY_EXISTING : SINGLE_REPO}`,
+        isError: true,
+      }
     locations = valid
   } else if (e.file_path !== undefined) {
-    const c = await checkLocation(repo.root, e.file_path)
-    if (!c.ok) return { text: `⛔ Path rejected: ${c.error}\n\n${SINGLE_REPO}`, isError: true }
+    const c = check(e.file_path)
+    if (!c.ok)
+      return { text: `⛔ Path rejected: ${c.error}\n\n${c.missing ? ONLY_EXISTING : SINGLE_REPO}`, isError: true }
     legacy = true
   }
   if (!['user', 'ai'].includes(e.role.toLowerCase()))

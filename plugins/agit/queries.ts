@@ -76,8 +76,9 @@ export async function getRelevantContext(
   return { text: hits.map((h) => `[${h.category}] (score: ${h.score.toFixed(2)}) ${h.content}`).join('\n\n') }
 }
 
+/** AGIT's words when it finds no roadmap (it always says so on a V2 repository). */
 export const NO_ROADMAP =
-  "No roadmap set yet.\n\nThis project has neither .agit/roadmap.md nor ROADMAP.md. Write the project's goals in one of them and agit_read_roadmap will return them."
+  "No roadmap set yet.\n\nThe roadmap captures high-level project goals and direction.\n\nTo set a roadmap, create an 'agit commit' with context that includes\nyour project goals, or add a ROADMAP.md file to your project."
 
 /** `.agit/roadmap.md`, else `ROADMAP.md`; a file whose real path leaves the repository is not read. */
 export async function readRoadmap(repo: AgitRepo): Promise<ToolText> {
@@ -114,32 +115,25 @@ export async function getContext(repo: AgitRepo, gitHash: string): Promise<ToolT
     const h = c.commit.git_hash
     if (!h.startsWith(gitHash) && !gitHash.startsWith(h)) continue
     const reader = new ObjectReader(repo.root)
-    let trace = ''
+    let trace: string | undefined
     try {
       const raw = await reader.read(c.commit.trace_hash)
-      trace = raw === null ? '' : decodeBlob(raw).content
+      trace = raw === null ? undefined : decodeBlob(raw).content
     } catch {
-      trace = '(trace unreadable)'
+      trace = undefined // AGIT leaves the section out when the trace does not load
     } finally {
       reader.close()
     }
-    return {
-      text: [
-        `# Context for git commit ${h}`,
-        '',
-        `**Neural Commit:** ${c.id}`,
-        `**Author:** ${c.commit.author}`,
-        `**Date:** ${utcDateTime(c.commit.created_at)}`,
-        '',
-        '## Summary',
-        c.commit.summary,
-        '',
-        '## Trace',
-        '```',
-        trace,
-        '```',
-      ].join('\n'),
-    }
+    // AGIT's layout byte for byte: blank lines after the headings, the trace section only when
+    // the trace loads, and a final newline after its fence.
+    const head = [
+      `# Context for git commit ${h}\n\n`,
+      `**Neural Commit:** ${c.id}\n`,
+      `**Author:** ${c.commit.author}\n`,
+      `**Date:** ${utcDateTime(c.commit.created_at)}\n\n`,
+      `## Summary\n\n${c.commit.summary}\n\n`,
+    ].join('')
+    return { text: trace === undefined ? head : `${head}## Trace\n\n\`\`\`\n${trace}\n\`\`\`\n` }
   }
   return { text: `No context found for git hash '${gitHash}': Not found in neural commit history`, isError: true }
 }

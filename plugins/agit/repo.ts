@@ -3,12 +3,13 @@
 // cross-process lock; rewritten files are replaced atomically.
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, stat } from 'node:fs/promises'
-import { isAbsolute, join, resolve } from 'node:path'
+import { isAbsolute, join } from 'node:path'
 import type { Entry } from './entry.ts'
 import { parseIndex, serializeEntry } from './entry.ts'
 import type { ParsedIndex } from './entry.ts'
 import { appendLines, readText, withLock, writeAtomic } from './files.ts'
 import { git, gitOut } from './git.ts'
+import { addExcludes } from '../../lib/git-exclude.ts'
 import type { NeuralCommit, WalkedCommit } from './objects.ts'
 import {
   ObjectReader,
@@ -24,7 +25,9 @@ import {
 } from './objects.ts'
 import { formatTrace, synthesizeSummary } from './text.ts'
 
-export const NOT_INITIALIZED = "AGIT not initialized. Run 'agit init' first."
+/** AGIT's text, naming the command that works here (and the tool that starts the log by itself). */
+export const NOT_INITIALIZED =
+  "AGIT not initialized. Run 'ag-mcp agit init --write' first, or log a first step with agit_log_step, which starts it."
 
 export interface LinkResult {
   neural: string
@@ -61,11 +64,9 @@ export class AgitRepo {
   }
 
   /** .agit/ stays out of `git status` through .git/info/exclude: no file of the user's is touched. */
-  async excludeFromGit(): Promise<void> {
-    const path = resolve(this.root, await gitOut(this.root, ['rev-parse', '--git-path', 'info/exclude']))
-    const text = await readText(path)
-    if (text.split('\n').includes('.agit/')) return
-    await writeAtomic(path, `${text}${text && !text.endsWith('\n') ? '\n' : ''}.agit/\n`)
+  /** `.agit/` in .git/info/exclude (no tracked file changes); true when it was added now. */
+  async excludeFromGit(): Promise<boolean> {
+    return (await addExcludes(this.root, ['.agit/'], 'agit thought log')).length > 0
   }
 
   async storageVersion(): Promise<number> {

@@ -11,14 +11,19 @@ import { confirmLease } from './lease.ts'
 import { writtenPaths } from './written.ts'
 import { checkOperation, describeOperation, OPERATION_SCHEMA } from './operation.ts'
 import { options } from './options.ts'
+import { memoryOf, remember, withMemory, workspaceFiles } from './open-workspaces.ts'
 import { runNotes } from './run-notes.ts'
 import { warnUnservedGroups } from './scopes.ts'
 
-// Every entry point runs in the call's repository scope (AGWP-Repo on each request it makes).
+// Every entry point runs in the call's repository scope (AGWP-Repo on each request it makes),
+// and the workspace a call worked in is remembered (open-workspaces.ts) once it succeeded.
 const inScope =
   <T extends ToolTypes>(h: Handler<T, AgwpClient>): Handler<T, AgwpClient> =>
-  (args, ctx) =>
-    h(args, scoped(ctx, args as ToolArgs))
+  async (args, ctx) => {
+    const answer = await h(args, scoped(ctx, args as ToolArgs))
+    remember(memoryOf(ctx.state), ctx.tool, args as ToolArgs, answer)
+    return answer
+  }
 
 export default definePlugin({
   name: 'agwp',
@@ -26,20 +31,22 @@ export default definePlugin({
   optionPrefix: '',
   options,
   init: ({ options: o, credential, log }): AgwpClient =>
-    createClient({
-      upstream:
-        o.upstream === undefined
-          ? undefined
-          : {
-              url: o.upstream,
-              timeoutMs: o['timeout-ms'],
-              connectTimeoutMs: o['connect-timeout-ms'],
-              maxResponseBytes: o['max-response-bytes'],
-            },
-      tokens: credential,
-      log,
-    }),
-  start: (client, { groups, log }) => warnUnservedGroups(client, groups, log),
+    withMemory(
+      createClient({
+        upstream:
+          o.upstream === undefined
+            ? undefined
+            : {
+                url: o.upstream,
+                timeoutMs: o['timeout-ms'],
+                connectTimeoutMs: o['connect-timeout-ms'],
+                maxResponseBytes: o['max-response-bytes'],
+              },
+        tokens: credential,
+        log,
+      }),
+    ),
+  start: (client, { groups, log }, signal) => warnUnservedGroups(client, groups, log, signal),
   handlers: Object.fromEntries(
     Object.entries(handlers).map(([name, h]) => [name, inScope(h as Handler<ToolTypes, AgwpClient>)]),
   ),
@@ -47,9 +54,13 @@ export default definePlugin({
     schema: OPERATION_SCHEMA,
     check: checkOperation,
     describe: describeOperation,
-    run: (args, ctx) => execute(scoped(ctx, args), args),
+    run: async (args, ctx) => {
+      const answer = await execute(scoped(ctx, args), args)
+      remember(memoryOf(ctx.state), ctx.tool, args, answer)
+      return answer
+    },
   },
   confirmLease: (q, ctx) => confirmLease(q, scoped(ctx, q.args)),
   writtenPaths: (args, ctx) => writtenPaths(args, scoped(ctx, args)),
-  attachments: { run_notes: runNotes },
+  attachments: { run_notes: runNotes, workspace_files: workspaceFiles },
 })

@@ -23,11 +23,18 @@ export function scopeAdvice(missing: readonly string[], scopes: readonly string[
  * token) when it cannot serve an enabled group, or when the upstream refuses it or cannot be
  * reached, so the operator learns it at start rather than from an agent's failed call.
  */
-export async function warnUnservedGroups(client: AgwpClient, groups: readonly string[], log: Logger): Promise<void> {
+export async function warnUnservedGroups(
+  client: AgwpClient,
+  groups: readonly string[],
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
   let me: Record<string, unknown>
   try {
-    me = await client.send({ method: 'GET', path: '/whoami' }, new AbortController().signal)
+    me = await client.send({ method: 'GET', path: '/whoami' }, signal)
   } catch (e) {
+    // The session ended before the upstream answered: nothing is wrong, and nothing is said.
+    if (signal.aborted) return log.debug('start-up check stopped: the session ended')
     const f = e as { code?: unknown; status?: unknown; message?: unknown }
     const why = typeof f.status === 'number' ? `${f.status} ${String(f.code)}` : String(f.code ?? 'failed')
     log.warn(

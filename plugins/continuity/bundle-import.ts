@@ -75,7 +75,7 @@ async function applyImport(
   o: { asNew?: boolean | undefined },
 ): Promise<ImportResult> {
   if (plan.action.outcome === 'conflict')
-    throw refuse('conflict', `bundle import conflict: ${plan.conflicts.map((c) => c.message).join('; ')}`)
+    throw refuse('conflict', `Bundle import conflict: ${plan.conflicts.map((c) => c.message).join('; ')}`)
   const taskId = plan.destination.taskId as string
   if (plan.action.outcome === 'idempotent') {
     const kept = (await retainedImports(pack, bundle)).find((x) => x.valid && x.taskId === taskId)

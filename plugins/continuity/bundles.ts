@@ -24,7 +24,7 @@ import {
 } from './bundle-format.ts'
 import type { BundleEvidence, BundleOrigin, BundlePayload, BundleSource, TaskBundle } from './bundle-format.ts'
 import { refuse, throwIfAborted } from './errors.ts'
-import { FILE_MODE, isMissing, readJson } from './pack-files.ts'
+import { FILE_MODE, isMissing, PACK_DIR, readJson } from './pack-files.ts'
 import { currentPassport, passportExists, readPassport } from './passports.ts'
 import { formatHandoff } from './reports.ts'
 import { hashFile, resolveRegularFileWithin } from './sources.ts'
@@ -33,7 +33,12 @@ import type { PackEvent, TaskStatus, TaskVerification } from './types.ts'
 
 export interface ExportOptions {
   taskId?: string | undefined
+  /**
+   * The new file: relative to the pack root (a person's CLI export, as Agentpack's), or, with
+   * `inExports`, to `.agentpack/exports/` (the MCP tool's: an agent writes no work-tree file).
+   */
   outputPath: string
+  inExports?: boolean | undefined
   sources?: string[] | undefined
   includeEvidence?: boolean | undefined
   producerVersion: string
@@ -51,8 +56,9 @@ export interface ExportResult {
 export async function exportBundle(pack: Pack, o: ExportOptions): Promise<ExportResult> {
   await pack.requireInitialized()
   const passport = o.taskId && o.taskId !== 'current' ? await readPassport(pack, o.taskId) : await currentPassport(pack)
-  if (!passport) throw refuse('conflict', 'there is no current task: pass taskId, or start one with task_start')
-  const out = await outputTarget(pack.root, o.outputPath)
+  if (!passport)
+    throw refuse('conflict', 'No current task. Run `agentpack task start <title>` first or pass --task <id>.')
+  const out = o.inExports ? await exportsTarget(pack, o.outputPath) : await outputTarget(pack.root, o.outputPath)
   const sourcePaths = [
     ...new Set((o.sources ?? []).map((p) => repoRelative(pack.root, p, 'bundle source path'))),
   ].sort()
@@ -60,8 +66,7 @@ export async function exportBundle(pack: Pack, o: ExportOptions): Promise<Export
   const records = new Map((await pack.sources()).sources.map((s) => [s.path, s]))
   const sources: BundleSource[] = sourcePaths.map((p) => {
     const s = records.get(p)
-    if (!s)
-      throw refuse('not_found', `no Source Cache record for ${p}: record it with record_source first, or leave it out`)
+    if (!s) throw refuse('not_found', `No recorded source conclusion for ${p}. Run source add/review first or omit it.`)
     return {
       path: s.path,
       hash: s.hash,
@@ -109,7 +114,7 @@ export async function exportBundle(pack: Pack, o: ExportOptions): Promise<Export
       originalStatus: passport.status,
       originVerification: passport.verification,
     },
-    handoffMarkdown: await formatHandoff(pack, passport),
+    handoffMarkdown: await formatHandoff(pack, passport, [], []),
     sources,
     evidence,
   })
@@ -123,10 +128,10 @@ export async function exportBundle(pack: Pack, o: ExportOptions): Promise<Export
   throwIfAborted(pack.signal)
   await mkdir(dirname(out.abs), { recursive: true, mode: 0o700 })
   // The parent chain is checked again after mkdir: a link swapped in meanwhile is refused.
-  await assertInsideRoot(pack.root, dirname(out.abs), o.outputPath)
+  await assertInsideRoot(o.inExports ? pack.path('exports') : pack.root, dirname(out.abs), o.outputPath)
   const fh = await open(out.abs, 'wx', FILE_MODE).catch((e: unknown) => {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST')
-      throw refuse('conflict', `refusing to overwrite ${o.outputPath}: bundle export only creates new files`)
+      throw refuse('conflict', `Refusing to overwrite existing bundle output: ${o.outputPath}`)
     throw e
   })
   try {
@@ -157,7 +162,7 @@ export interface InspectResult {
 }
 
 export async function readBundleFile(pack: Pack, path: string): Promise<{ bundle: TaskBundle; warnings: string[] }> {
-  const { abs } = await resolveRegularFileWithin(pack.root, path, 'bundle path')
+  const { abs } = await bundleFile(pack, path)
   const fh = await open(abs, 'r')
   try {
     const s = await fh.stat()
@@ -304,7 +309,7 @@ export async function planFor(
   if (valid.length > 1)
     conflicts.push({
       kind: 'destination-state',
-      message: `bundle ${bundle.bundleId} is retained under several tasks: ${valid.map((x) => x.taskId).join(', ')}`,
+      message: `Bundle ${bundle.bundleId} is retained under multiple destination tasks: ${valid.map((x) => x.taskId).join(', ')}.`,
     })
   const kept = valid.length === 1 && conflicts.length === 0 ? valid[0] : undefined
   const originExists = initialized && (await passportExists(pack, bundle.task.id))
@@ -324,14 +329,14 @@ export async function planFor(
   } else if (kept) {
     conflicts.push({
       kind: 'destination-state',
-      message: `a retained import of ${bundle.bundleId} exists, but task ${taskId} is missing`,
+      message: `Retained import record exists for ${bundle.bundleId}, but task ${taskId} is missing.`,
     })
     status = 'orphaned-import'
     action = blocked
   } else if (originExists && !o.asNew) {
     conflicts.push({
       kind: 'task-id',
-      message: `task ${bundle.task.id} already exists here and was not made from this bundle: import with asNew: true to create it under a new id`,
+      message: `Task ${bundle.task.id} already exists without matching imported bundle ${bundle.bundleId}.`,
     })
     status = 'task-present'
     action = blocked
@@ -339,7 +344,7 @@ export async function planFor(
     status = initialized ? 'task-missing' : 'uninitialized'
     action = { outcome: 'create', task: 'create', bundle: 'retain' }
     if (!initialized)
-      warnings.push('the destination pack is not initialized; a write import needs `ag-mcp continuity init` first')
+      warnings.push('destination pack is not initialized; a future write import would require agentpack init')
   }
   if (initialized && action.outcome === 'create') warnings.push(...(await sourceWarnings(pack, bundle)))
   return {
@@ -385,9 +390,8 @@ async function sourceWarnings(pack: Pack, bundle: TaskBundle): Promise<string[]>
       continue
     }
     const h = await hashFile(join(pack.root, s.path))
-    if (h === null) out.push(`source ${s.path} is missing locally and will not be added to the Source Cache`)
-    else if (h !== s.hash)
-      out.push(`source ${s.path} has a different local hash and will not be added to the Source Cache`)
+    if (h === null) out.push(`source ${s.path} is missing locally and will not be added to Source Cache`)
+    else if (h !== s.hash) out.push(`source ${s.path} has a different local hash and will not be added to Source Cache`)
   }
   return out
 }
@@ -449,8 +453,36 @@ async function outputTarget(root: string, input: string): Promise<{ abs: string;
       () => false,
     )
   )
-    throw refuse('conflict', `refusing to overwrite ${input}: bundle export only creates new files`)
+    throw refuse('conflict', `Refusing to overwrite existing bundle output: ${input}`)
   return { abs, rel }
+}
+
+/** The folder under the pack that MCP exports go to (Agentpack's init creates it too). */
+const EXPORTS = 'exports'
+
+/**
+ * An MCP export's file: `input` under `.agentpack/exports/` (given with that prefix or without),
+ * never outside it, never through a symbolic link, never an existing file. The pack is ignored
+ * by git, so an export changes no tracked file and nothing in the work tree a person reviews.
+ */
+async function exportsTarget(pack: Pack, input: string): Promise<{ abs: string; rel: string }> {
+  if (!input.trim()) throw refuse('invalid', 'bundle_export needs outputPath')
+  const prefix = `${PACK_DIR}/${EXPORTS}/`
+  const name = input.replace(/\\/g, '/').startsWith(prefix) ? input.slice(prefix.length) : input
+  const base = pack.path(EXPORTS)
+  await mkdir(base, { recursive: true, mode: 0o700 })
+  await assertInsideRoot(pack.root, base, input)
+  const rel = repoRelative(base, name, `bundle output path (under ${prefix})`)
+  const abs = resolve(base, rel)
+  await assertInsideRoot(base, dirname(abs), input)
+  if (
+    await lstat(abs).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw refuse('conflict', `Refusing to overwrite existing bundle output: ${prefix}${rel}`)
+  return { abs, rel: `${prefix}${rel}` }
 }
 
 function repoRelative(root: string, input: string, label: string): string {
@@ -505,4 +537,18 @@ export function sanitizeRemote(raw: string): string | undefined {
   const scp = /^[^@]+@([^:]+):(.+)$/.exec(v)
   const path = scp?.[2]?.split(/[?#]/, 1)[0]?.replace(/^\/+/, '')
   return scp?.[1] && path ? `ssh://${scp[1]}/${path}` : undefined
+}
+
+/**
+ * A bundle to read: a regular file under the pack root (relative paths are resolved from it), or
+ * an absolute path under a directory the operator allowed (--continuity-bundle-dir), where
+ * Agentpack reads a bundle from anywhere. Symbolic links are refused on the way either way.
+ */
+async function bundleFile(pack: Pack, path: string): Promise<{ abs: string; rel: string }> {
+  if (isAbsolute(path))
+    for (const dir of pack.o.bundleDirs ?? []) {
+      const rel = relative(dir, path)
+      if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return resolveRegularFileWithin(dir, rel, 'bundle path')
+    }
+  return resolveRegularFileWithin(pack.root, path, 'bundle path')
 }

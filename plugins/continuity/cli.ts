@@ -12,6 +12,7 @@ import { formatGate, gateFindings } from './gate.ts'
 import {
   attachEvidence,
   formatSourceStatuses,
+  gitStatuses,
   recordDeadEnd,
   recordDecision,
   recordSource,
@@ -49,7 +50,7 @@ export interface CliIo {
 
 export const CLI_USAGE = `Usage: ag-mcp continuity [--root DIR] <command>
 
-  init                                   create .agentpack/ here (as \`agentpack init\`)
+  init                                   create .agentpack/ here (as \`agentpack init\`; its ignore lines go to .git/info/exclude)
   task start <title> [--objective T] [--constraint T]... [--write-scope P]... [--next T]... [--tag T]... [--risk R]
   task status [ID] [--full]              task list [--open|--status S|--scope P|--all] [--limit N] [--compact] [--json]
   task passport [ID]                     the full passport JSON
@@ -135,8 +136,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     const start = resolve(io.cwd, rootOpt ?? io.env['AGENTPACK_ROOT'] ?? '.')
     if (args.positionals[0] === 'init') {
-      const dir = await initPack(rootOpt ? start : await findPackRoot(start))
-      io.out(`Initialized ${dir}`)
+      const r = await initPack(rootOpt ? start : await findPackRoot(start))
+      io.out(`Initialized ${r.dir}`)
+      // What it wrote besides the pack, said plainly: Agentpack's .gitignore lines, in .git/info/exclude.
+      if (!r.git) io.out('Not in a git repository: nothing to keep out of git.')
+      else if (r.excluded.length > 0)
+        io.out(`Added to .git/info/exclude (no tracked file changed): ${r.excluded.join(', ')}`)
+      else
+        io.out('.git/info/exclude already lists what Agentpack keeps out of git; no file outside .agentpack/ changed.')
       return 0
     }
     const pack = new Pack(await findPackRoot(start), { shapes: io.shapes, env: io.env })
@@ -263,11 +270,15 @@ async function dispatch(pack: Pack, a: Parsed, io: CliIo): Promise<string> {
     }
     case 'source status': {
       const only = [...(flag('changed') ? ['changed' as const] : []), ...(flag('missing') ? ['missing' as const] : [])]
-      const all: SourceStatus[] = await sourceStatuses(pack)
+      const [all, git]: [SourceStatus[], Map<string, string>] = await Promise.all([
+        sourceStatuses(pack),
+        gitStatuses(pack),
+      ])
       return formatSourceStatuses(
         only.length ? all.filter((s) => only.includes(s.status as 'changed')) : all,
-        all.length,
+        all,
         only,
+        git,
       )
     }
     case 'checkpoint':

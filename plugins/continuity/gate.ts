@@ -36,7 +36,7 @@ export async function gateFindings(pack: Pack, known?: TaskPassport | null): Pro
       {
         code: 'no-active-task',
         level: 'warn',
-        message: 'No current task passport. Start one with task_start before editing code.',
+        message: 'No current task passport. Start one with `agentpack task start <title>` before editing code.',
       },
     ]
   const out: GateFinding[] = []
@@ -63,7 +63,7 @@ export function formatGate(findings: readonly GateFinding[]): string {
 function notActive(s: TaskStatus): string {
   switch (s) {
     case 'verifying':
-      return 'Current task is verifying: a final verdict is recorded and code changes are frozen. Finalize the task; to change code, set verification to pending first. Park the task for unrelated work.'
+      return 'Current task is verifying: a final verdict is recorded and code changes are frozen. Finalize the task; to commit already-verified changes, set verification to pending, commit, then re-record the verdict. Park the task for unrelated work.'
     case 'parked':
       return 'Current task is parked. Switch to it, or start the task this work belongs to.'
     case 'blocked':

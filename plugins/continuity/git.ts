@@ -7,7 +7,8 @@
 //             the changed files together.
 //   short()   HEAD abbreviated exactly as git does (`rev-parse --short`, what Agentpack
 //             stores), memoised per commit for the life of the process.
-//   diff(), aheadCommits()  only when a caller needs them (checkpoint; ahead of upstream).
+//   diff(), shortstat(), aheadCommits()  only when a caller needs them (checkpoint; a tracked
+//             change in load_context; ahead of upstream).
 //
 // Every process honours the call's AbortSignal. `gitProcesses()` counts them (bench, tests).
 import { execFile } from 'node:child_process'
@@ -86,6 +87,11 @@ export class GitProbe {
   diff(): Promise<string> {
     this.diffP ??= this.run(['diff', '--']).then((s) => s?.trimEnd() ?? '')
     return this.diffP
+  }
+
+  /** `git diff --shortstat --` trimmed: "2 files changed, 1 insertion(+), 2 deletions(-)", or "". */
+  async shortstat(): Promise<string> {
+    return ((await this.run(['diff', '--shortstat', '--'])) ?? '').trim()
   }
 
   async aheadCommits(upstream: string, limit = 5): Promise<string[]> {

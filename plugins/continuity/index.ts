@@ -2,11 +2,14 @@
 // the repository's .agentpack/ (a local plugin). Handlers turn validated arguments into calls of
 // the plain modules beside this file and return plain data; the core validates, polices
 // (--write-path on bundle_export's outputPath), sanitizes, scrubs, bounds and fences.
+import { realpath } from 'node:fs/promises'
+import { join } from 'node:path'
 import { definePlugin } from '../../core/src/plugin-api.ts'
 import type { Handlers, ToolContext } from '../../core/src/plugin-api.ts'
 import type { PluginTools } from '../../generated/types/tools.ts'
-import { resolveBudget } from './budget.ts'
+import { PRESET_NAMES, resolveBudget } from './budget.ts'
 import { importBundle } from './bundle-import.ts'
+import type { ImportResult } from './bundle-import.ts'
 import { exportBundle, inspectBundle, planImport } from './bundles.ts'
 import type { ImportPlan, InspectResult } from './bundles.ts'
 import { createCheckpoint, diffCheckpoints } from './checkpoints.ts'
@@ -15,6 +18,7 @@ import { formatGate, gateFindings } from './gate.ts'
 import {
   attachEvidence,
   formatSourceStatuses,
+  gitStatuses,
   recordDeadEnd,
   recordDecision,
   recordSource,
@@ -30,9 +34,11 @@ import {
   updateTask,
   updateVerification,
 } from './lifecycle.ts'
+import { releasePreflight } from './release.ts'
 import { auditTask, listTasks, taskHandoff, taskStatus } from './reports.ts'
 import { buildResume } from './resume.ts'
 import { Pack } from './store.ts'
+import { RISKS, VERIFICATION_STATUSES } from './types.ts'
 import type { PassportLinks } from './types.ts'
 
 interface State {
@@ -43,11 +49,16 @@ interface State {
    */
   root: string
   scrub: (s: string) => string
+  /** --continuity-exports-in-pack: bundle_export writes under .agentpack/exports/. */
+  exportsInPack: boolean
+  /** --continuity-bundle-dir, real paths. */
+  bundleDirs: readonly string[]
 }
 
 type Ctx = ToolContext<State>
 
-const pack = (ctx: Ctx) => new Pack(ctx.state.root, { signal: ctx.signal, shapes: ctx.state.scrub })
+const pack = (ctx: Ctx) =>
+  new Pack(ctx.state.root, { signal: ctx.signal, shapes: ctx.state.scrub, bundleDirs: ctx.state.bundleDirs })
 
 async function resume(ctx: Ctx, a: { query?: string; budget?: number; preset?: 'quick' | 'chat' | 'agent' | 'deep' }) {
   const p = pack(ctx)
@@ -108,15 +119,22 @@ const handlers: Handlers<PluginTools['continuity'], State> = {
     const p = pack(ctx)
     await p.requireInitialized()
     const only = [...(a.changed ? (['changed'] as const) : []), ...(a.missing ? (['missing'] as const) : [])]
-    const all = await sourceStatuses(p)
+    const [all, git] = await Promise.all([sourceStatuses(p), gitStatuses(p)])
     const sources = only.length ? all.filter((s) => (only as readonly string[]).includes(s.status)) : all
-    return { ...(a.json ? {} : { text: formatSourceStatuses(sources, all.length, only) }), sources, total: all.length }
+    const text = a.json ? json(sources) : formatSourceStatuses(sources, all, only, git)
+    return { text: await p.redact(text), sources, total: all.length }
   },
   task_audit: async (a, ctx) => {
     const p = pack(ctx)
     await p.requireInitialized()
     const r = await auditTask(p)
-    return { ...(a.json ? {} : { text: r.text }), issues: r.issues, passport: r.passport }
+    const text = a.json ? json({ passport: r.passport, issues: r.issues }) : r.text
+    return { text: await p.redact(text), issues: r.issues, passport: r.passport }
+  },
+  release_preflight: async (_a, ctx) => {
+    const p = pack(ctx)
+    const r = await releasePreflight(p)
+    return { text: await p.redact(r.text), ok: r.ok }
   },
   task_handoff: async (_a, ctx) => {
     const p = pack(ctx)
@@ -144,10 +162,15 @@ const handlers: Handlers<PluginTools['continuity'], State> = {
     const p = pack(ctx)
     await p.requireInitialized()
     const l = await listTasks(p, a)
-    return { ...(a.json ? {} : { text: l.text }), tasks: l.tasks, total: l.total, warnings: l.warnings }
+    // Agentpack's JSON text is the array alone; its warnings travel in the result's _meta.
+    const warned = a.json && l.warnings.length ? { jsonWarnings: l.warnings } : {}
+    const text = await p.redact(a.json ? json(l.tasks) : l.text)
+    return { text, tasks: l.tasks, total: l.total, warnings: l.warnings, ...warned }
   },
   task_switch: async (a, ctx) => {
-    const passport = await switchTask(pack(ctx), a.id, { parkCurrent: a.parkCurrent })
+    const id = a.id.trim()
+    if (!id) throw refuse('invalid', 'task_switch requires a task id')
+    const passport = await switchTask(pack(ctx), id, { parkCurrent: a.parkCurrent })
     return { text: `Switched to task ${passport.id} (${passport.status}).`, passport }
   },
   task_park: async (_a, ctx) => {
@@ -191,42 +214,61 @@ const handlers: Handlers<PluginTools['continuity'], State> = {
   },
   bundle_export: async (a, ctx) => {
     // The core checked outputPath (--write-path, path safety) under the same root the pack is
-    // at, so the path written is the path checked.
+    // at. With --continuity-exports-in-pack (local mode sets it) the file goes under
+    // .agentpack/exports/ instead: pack state, ignored by git, never a work-tree file.
     const r = await exportBundle(pack(ctx), {
       outputPath: a.outputPath,
+      inExports: ctx.state.exportsInPack,
       taskId: a.taskId,
       sources: a.sources,
       includeEvidence: a.includeEvidence,
       producerVersion: `ag-mcp-${ctx.server.version}`,
     })
     return {
-      text: `Exported bundle ${r.bundleId}\nTask: ${r.taskId}\nPath: ${r.outputPath}\nIncluded: ${r.sources} source(s), ${r.evidence} evidence item(s), ${r.bytes} bytes`,
+      text: `Exported bundle ${r.bundleId}\nTask: ${r.taskId}\nPath: ${join(ctx.state.root, r.outputPath)}\nIncluded: ${r.sources} source(s), ${r.evidence} evidence item(s), ${r.bytes} bytes`,
       ...r,
     }
   },
   bundle_inspect: async (a, ctx) => {
     const r = await inspectBundle(pack(ctx), a.path)
-    return { ...(a.json ? {} : { text: inspectText(r) }), bundle: r }
+    return { text: a.json ? json(r) : inspectText(r), bundle: r }
   },
   bundle_import_plan: async (a, ctx) => {
     const plan = await planImport(pack(ctx), a.path, { asNew: a.asNew })
-    return { ...(a.json ? {} : { text: planText(plan) }), plan }
+    return { text: a.json ? json(plan) : planText(plan), plan }
   },
   bundle_import: async (a, ctx) => {
     if (!a.write) {
       const plan = await planImport(pack(ctx), a.path, { asNew: a.asNew })
-      return { ...(a.json ? {} : { text: planText(plan) }), applied: false, result: plan }
+      return { text: a.json ? json(plan) : planText(plan), applied: false, result: plan }
     }
     const r = await importBundle(pack(ctx), a.path, { asNew: a.asNew })
-    const text = [
-      `${r.idempotent ? 'Reused' : 'Imported'} bundle ${r.bundleId}`,
-      `Task: ${r.taskId} [parked]`,
-      `Applied: ${r.applied ? 'yes' : 'no (idempotent)'}`,
-      `Manifest: ${r.manifestPath}`,
-      'Current task pointer: unchanged',
-    ].join('\n')
-    return { ...(a.json ? {} : { text }), applied: r.applied, result: r }
+    return { text: a.json ? json(r) : importText(r), applied: r.applied, result: r }
   },
+}
+
+/** Agentpack's JSON texts: two-space indented. */
+const json = (value: unknown): string => JSON.stringify(value, null, 2)
+
+function importText(r: ImportResult): string {
+  const label = r.idempotent ? 'Original import ' : ''
+  return [
+    `${r.idempotent ? 'Reused' : 'Imported'} bundle ${r.bundleId}`,
+    `Task: ${r.taskId} [${r.idempotent ? (r.plan.destination.taskStatus ?? 'parked') : 'parked'}]`,
+    `Applied: ${r.applied ? 'yes' : 'no (idempotent)'}`,
+    `Manifest: ${r.manifestPath}`,
+    `${label ? `${label}evidence` : 'Evidence'}: ${countActions(r.manifest.evidence)}`,
+    `${label ? `${label}sources` : 'Sources'}: ${countActions(r.manifest.sources)}`,
+    `Unresolved origin evidence: ${r.manifest.unresolvedOriginEvidence.length ? r.manifest.unresolvedOriginEvidence.join(', ') : 'none'}`,
+    'Current task pointer: unchanged',
+  ].join('\n')
+}
+
+/** "created 1, reused 2" in first-seen order, or "none". */
+function countActions(records: readonly { action: string }[]): string {
+  const counts = new Map<string, number>()
+  for (const r of records) counts.set(r.action, (counts.get(r.action) ?? 0) + 1)
+  return counts.size ? [...counts].map(([action, n]) => `${action} ${n}`).join(', ') : 'none'
 }
 
 function inspectText(r: InspectResult): string {
@@ -255,10 +297,40 @@ function planText(p: ImportPlan): string {
   ].join('\n')
 }
 
+/**
+ * Agentpack's own words for the values its schema lists but it checks itself (an unknown
+ * preset, risk or verification status; a missing id): its clients match these messages.
+ */
+function peerRefusal(tool: string, args: Readonly<Record<string, unknown>>): string | undefined {
+  const given = (k: string) => args[k] !== undefined && args[k] !== null && args[k] !== ''
+  const is = (k: string, allowed: readonly string[]) => typeof args[k] === 'string' && allowed.includes(args[k])
+  if ((tool === 'load_context' || tool === 'resume') && given('preset') && !is('preset', PRESET_NAMES))
+    return `Unknown budget preset: ${String(args['preset'])}. Expected one of: ${PRESET_NAMES.join(', ')}.`
+  if ((tool === 'task_start' || tool === 'task_update') && given('risk') && !is('risk', RISKS))
+    return `Unknown task risk: ${String(args['risk'])}`
+  if (tool === 'task_update_verification' && given('status') && !is('status', VERIFICATION_STATUSES))
+    return `Unknown verification status: ${String(args['status'])}`
+  if (tool === 'task_finalize' && given('status') && !is('status', ['passed', 'failed', 'accepted']))
+    return is('status', VERIFICATION_STATUSES)
+      ? 'task finalize requires verification status passed, failed, or accepted; run `agentpack task verify --status passed|failed|accepted` first or pass `--status`.'
+      : `Unknown verification status: ${String(args['status'])}`
+  if (tool === 'task_switch' && (typeof args['id'] !== 'string' || !args['id'].trim()))
+    return 'task_switch requires a task id'
+  if (tool === 'task_start' && (typeof args['title'] !== 'string' || !args['title'].trim()))
+    return 'task start requires a title'
+  return undefined
+}
+
 export default definePlugin({
   name: 'continuity',
   api: 1,
   options: {
+    'exports-in-pack': {
+      type: 'boolean',
+      default: false,
+      description:
+        'bundle_export writes under .agentpack/exports/ instead of a new file of the work tree, so no MCP call writes a work-tree file (local mode turns it on).',
+    },
     root: {
       type: 'string',
       role: 'root',
@@ -267,10 +339,25 @@ export default definePlugin({
       description:
         'The directory holding .agentpack/ (default: the nearest ancestor of the working directory that has one, inside the git top level; else the git top level).',
     },
+    'bundle-dir': {
+      type: 'list',
+      value: 'DIR',
+      description:
+        'A directory besides the pack root that bundle_inspect, bundle_import_plan and bundle_import may read bundles from, by absolute path (repeatable; default: none).',
+    },
   },
-  init: async ({ root, scrub }): Promise<State> => {
+  init: async ({ root, scrub, options }): Promise<State> => {
     if (root === undefined) throw refuse('invalid', 'the continuity plugin has no root directory')
-    return { root, scrub }
+    const dirs = (options['bundle-dir'] ?? []) as readonly string[]
+    const bundleDirs = await Promise.all(
+      dirs.map((d) =>
+        realpath(d).catch(() => {
+          throw refuse('invalid', `--continuity-bundle-dir ${d}: no such directory`)
+        }),
+      ),
+    )
+    return { root, scrub, bundleDirs, exportsInPack: options['exports-in-pack'] }
   },
   handlers,
+  peerRefusal,
 })

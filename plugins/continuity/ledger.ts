@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { refuse } from './errors.ts'
 import { createId, ensureDir, writeNew } from './pack-files.ts'
-import { fileRecord, resolveRegularFileWithin, sourceStates } from './sources.ts'
+import { fileRecord, resolveRegularFileWithin, sourceHashes, stateOf } from './sources.ts'
 import type { SourceState } from './sources.ts'
 import type { Pack } from './store.ts'
 import type { PackEvent, SourceRecord } from './types.ts'
@@ -97,45 +97,99 @@ export async function recordSource(
   })
 }
 
+/** One record's status, in Agentpack's fields and order (`source_status` with `json` prints these). */
 export interface SourceStatus {
   path: string
   status: SourceState
   summary: string
   recordedHash: string
+  currentHash: string | null
   recordedAt: string
+  /** The file's `git status --short` state (modified, deleted, untracked, …), null when clean. */
+  gitStatus: string | null
 }
 
 export async function sourceStatuses(pack: Pack, only: readonly SourceState[] = []): Promise<SourceStatus[]> {
   const { sources } = await pack.sources()
-  const states = await sourceStates(pack.root, sources)
-  const all = sources.map((s, i) => ({
-    path: s.path,
-    status: states[i] as SourceState,
-    summary: s.summary ?? '',
-    recordedHash: s.hash,
-    recordedAt: s.recordedAt,
-  }))
+  const [hashes, git] = await Promise.all([sourceHashes(pack.root, sources), gitStatuses(pack)])
+  const all = sources.map((s, i) => {
+    const currentHash = hashes[i] ?? null
+    return {
+      path: s.path,
+      status: stateOf(s, currentHash),
+      summary: s.summary ?? '',
+      recordedHash: s.hash,
+      currentHash,
+      recordedAt: s.recordedAt,
+      gitStatus: git.get(s.path) ?? null,
+    }
+  })
   return only.length === 0 ? all : all.filter((s) => only.includes(s.status))
 }
 
+/** Each changed path's state from `git status --short`, labelled as Agentpack labels them. */
+export async function gitStatuses(pack: Pack): Promise<Map<string, string>> {
+  const out = new Map<string, string>()
+  if (!(await pack.git.refs()).available) return out
+  for (const line of (await pack.git.status()).lines) {
+    if (line.length < 4) continue
+    const code = line.slice(0, 2)
+    const raw = line.slice(3).trim()
+    out.set(raw.includes(' -> ') ? (raw.split(' -> ').pop() ?? raw) : raw, gitLabel(code))
+  }
+  return out
+}
+
+function gitLabel(code: string): string {
+  if (code.includes('?')) return 'untracked'
+  if (code.includes('D')) return 'deleted'
+  if (code.includes('R')) return 'renamed'
+  if (code.includes('A')) return 'added'
+  if (code.includes('M')) return 'modified'
+  return 'changed'
+}
+
+const HASH_STATUS: Record<SourceState, string> = {
+  unchanged: 'matches recorded hash',
+  changed: 'differs from recorded hash',
+  missing: 'file missing',
+}
+const MEANING: Record<SourceState, string> = {
+  unchanged: 'recorded summary is valid for the current file content',
+  changed: 'recorded summary may be stale because file content changed',
+  missing: 'recorded file is missing; prior summary may only be useful as history',
+}
+
+/** Agentpack's source status text: per record its hash, git and meaning lines; then the git changes no record covers. */
 export function formatSourceStatuses(
   statuses: readonly SourceStatus[],
-  total: number,
+  all: readonly SourceStatus[],
   only: readonly SourceState[],
+  git: ReadonlyMap<string, string>,
 ): string {
-  if (total === 0) return 'No source records yet. Use record_source after inspecting an important file.'
-  if (statuses.length === 0) return `No ${only.join(' or ')} source records (of ${total}).`
-  return [
-    'Source status tracks recorded source conclusions, not the whole work tree.',
+  const unrecorded = [...git].filter(([path]) => !all.some((s) => s.path === path)).map(([p, st]) => `- ${st} ${p}`)
+  if (all.length === 0) {
+    const head =
+      'No source records yet. Use `agentpack source add <file> --summary <text>` after inspecting important files.'
+    return git.size ? [head, '', 'Git changes not recorded as Agentpack sources:', ...unrecorded].join('\n') : head
+  }
+  if (statuses.length === 0) return `No ${only.length ? only.join(' or ') : 'matching'} source records.`
+  const blocks = [
+    'Agentpack source status tracks recorded source conclusions, not the full git working tree.',
     ...statuses.map((s) =>
       [
         `${s.status.toUpperCase()} ${s.path}`,
         `  summary: ${s.summary || 'No summary recorded.'}`,
         `  recorded: ${s.recordedAt}`,
+        `  hash: ${HASH_STATUS[s.status]}`,
+        `  git: ${s.gitStatus || 'clean'}`,
+        `  meaning: ${MEANING[s.status]}`,
         `  guidance: ${s.status === 'unchanged' ? 'do not re-open unless needed' : 're-open before relying on prior conclusions'}`,
       ].join('\n'),
     ),
-  ].join('\n\n')
+  ]
+  if (unrecorded.length) blocks.push(['Git changes not recorded as Agentpack sources:', ...unrecorded].join('\n'))
+  return blocks.join('\n\n')
 }
 
 export function label(e: PackEvent): string {

@@ -66,19 +66,20 @@ export interface FinalizeOptions extends VerifyOptions {
   force?: boolean | undefined
 }
 
-const NO_CURRENT = 'there is no current task: call task_start first (or task_switch to an open one)'
+// Refusals are worded as Agentpack words them: its clients and scripts match these texts.
+const NO_CURRENT = 'No current task. Run `agentpack task start <title>` first.'
 
 export async function startTask(pack: Pack, o: StartOptions): Promise<TaskPassport> {
   const r = await pack.redactor()
   const title = r.redact(o.title.trim())
-  if (!title) throw refuse('invalid', 'task_start needs a non-empty title')
+  if (!title) throw refuse('invalid', 'task start requires a title')
   const writeScope = normalizeWriteScope(pack.root, o.writeScope ?? [])
   return pack.write(async () => {
     const current = await currentPassport(pack).catch(() => null)
     if (current && !isClosed(current.status) && current.status !== 'parked')
       throw refuse(
         'conflict',
-        `the current task ${current.id} is ${current.status}: park it (task_park) or finalize it (task_finalize) before starting another`,
+        `Current task ${current.id} is ${current.status}; park or close it before starting a new task.`,
       )
     const [refs, head] = await Promise.all([pack.git.refs(), pack.git.short()])
     const now = new Date().toISOString()
@@ -121,8 +122,7 @@ export async function switchTask(
 ): Promise<TaskPassport> {
   return pack.write(async () => {
     const target = await readPassport(pack, id)
-    if (isClosed(target.status))
-      throw refuse('conflict', `task ${id} is ${target.status}; a closed task cannot become current again`)
+    if (isClosed(target.status)) throw refuse('conflict', `Cannot switch to closed task ${id}`)
     const currentId = await readCurrentTaskId(pack)
     if (currentId && currentId !== id) {
       const current = await readPassport(pack, currentId)
@@ -130,7 +130,7 @@ export async function switchTask(
         if (!o.parkCurrent)
           throw refuse(
             'conflict',
-            `the current task ${currentId} is ${current.status}: park or finalize it first, or pass parkCurrent: true to park it as part of the switch`,
+            `Cannot switch tasks while current task ${currentId} is ${current.status}; park or finalize it first.`,
           )
         await patch(pack, current, { status: 'parked' }, 'task-park')
       }
@@ -199,11 +199,7 @@ export async function updateTask(pack: Pack, o: UpdateOptions): Promise<TaskPass
     o.clearNextActions ||
     tags.length ||
     links
-  if (!something)
-    throw refuse(
-      'invalid',
-      'task_update needs at least one non-empty field (objective, constraints, writeScope, nextActions, tags, risk, links), or clearNextActions / replaceConstraints',
-    )
+  if (!something) throw refuse('invalid', 'task update requires at least one non-empty field')
   return patchCurrent(pack, 'task-update', (p) => {
     const next: Partial<TaskPassport> = {}
     if (objective) next.objective = objective
@@ -215,8 +211,7 @@ export async function updateTask(pack: Pack, o: UpdateOptions): Promise<TaskPass
     if (tags.length) next.tags = unique([...p.tags, ...tags])
     if (o.risk) next.risk = o.risk
     if (links) next.links = { ...p.links, ...links }
-    if (!changes(p, next))
-      throw refuse('conflict', `task_update changed nothing on ${p.id}: every value given is already there`)
+    if (!changes(p, next)) throw refuse('conflict', 'task update did not change the current task')
     return next
   })
 }
@@ -229,15 +224,17 @@ export interface VerifyResult {
 export async function updateVerification(pack: Pack, o: VerifyOptions): Promise<VerifyResult> {
   const summary = o.summary === undefined ? undefined : await pack.redact(o.summary.trim())
   const status = o.status ?? 'pending'
-  if (!VERIFICATION_STATUSES.includes(status)) throw refuse('invalid', `unknown verification status "${status}"`)
+  if (!VERIFICATION_STATUSES.includes(status)) throw refuse('invalid', `Unknown verification status: ${status}`)
   return pack.write(async () => {
     const id = await readCurrentTaskId(pack)
     if (!id) throw refuse('conflict', NO_CURRENT)
     const existing = await readPassport(pack, id)
-    if (isClosed(existing.status))
-      throw refuse('conflict', `task ${id} is ${existing.status}; a closed task cannot be changed`)
+    if (isClosed(existing.status)) throw refuse('conflict', `Cannot update closed task ${id}`)
     if (existing.status === 'parked')
-      throw refuse('conflict', `task ${id} is parked: resume it with task_switch before updating its verification`)
+      throw refuse(
+        'conflict',
+        `Current task is parked; resume it first with \`agentpack task switch ${id}\` before updating verification.`,
+      )
     const verification = {
       status,
       evidence: unique([...existing.verification.evidence, ...(o.evidence ?? [])]),
@@ -273,12 +270,12 @@ export async function finalizeTask(pack: Pack, o: FinalizeOptions): Promise<Task
     if (!isFinalVerdict(verdict))
       throw refuse(
         'conflict',
-        `task ${p.id} has verification "${verdict}": finalize needs passed, failed or accepted; record it with task_update_verification or pass status`,
+        'task finalize requires verification status passed, failed, or accepted; run `agentpack task verify --status passed|failed|accepted` first or pass `--status`.',
       )
     if (verdict === 'accepted' && p.nextActions.length > 0 && !o.force)
       throw refuse(
         'conflict',
-        `task ${p.id} still has ${p.nextActions.length} next action(s): accepted finalization refuses to close it; park it (task_park) for deferred work, clear them (task_update clearNextActions), or pass force: true if it is genuinely accepted as is`,
+        'task finalize --status accepted refuses to close a task that still has next actions. Use `agentpack task park` for deferred work, clear or complete the next actions, or pass `--force` if this task is genuinely accepted as-is.',
       )
     return {
       status: 'completed',
@@ -306,12 +303,12 @@ export async function finalizeAdvisories(pack: Pack, p: TaskPassport): Promise<s
   }
   if (p.nextActions.length > 0)
     out.push(
-      `Closed with ${p.nextActions.length} remaining next action(s); they will read as historical. Clear stale ones with task_update clearNextActions first.`,
+      `Closed with ${p.nextActions.length} remaining next action(s); they will read as historical. Update them with \`task update --clear-next-actions\` first when they are stale.`,
     )
   const checkpoints = await pack.listCheckpoints()
   const latest = checkpoints[checkpoints.length - 1] ?? ''
   if (latest < p.createdAt.replace(/[:.]/g, '-'))
-    out.push('No repo checkpoint since this task started. Record durable findings with checkpoint before moving on.')
+    out.push('No repo checkpoint since this task started. Record durable findings with `checkpoint` before moving on.')
   return out
 }
 
@@ -322,8 +319,7 @@ async function patchCurrent(pack: Pack, eventType: string, make: (p: TaskPasspor
     const id = await readCurrentTaskId(pack)
     if (!id) throw refuse('conflict', NO_CURRENT)
     const existing = await readPassport(pack, id)
-    if (isClosed(existing.status))
-      throw refuse('conflict', `task ${id} is ${existing.status}; a closed task cannot be changed`)
+    if (isClosed(existing.status)) throw refuse('conflict', `Cannot update closed task ${id}`)
     return patch(pack, existing, make(existing), eventType)
   })
 }

@@ -22,8 +22,7 @@ import { RISKS, TASK_STATUSES, VERIFICATION_STATUSES } from './types.ts'
 export const TASK_ID = /^task_[A-Za-z0-9][A-Za-z0-9._-]*$/
 
 export function checkTaskId(id: string): void {
-  if (!TASK_ID.test(id))
-    throw refuse('invalid', `invalid task id "${id}": ids look like task_<stamp>_<hex>_<slug> (see task_list)`)
+  if (!TASK_ID.test(id)) throw refuse('invalid', `Invalid task id: ${id || '(empty)'}`)
 }
 
 export async function readCurrentTaskId(pack: Pack): Promise<string | null> {
@@ -48,7 +47,7 @@ export async function readPassport(pack: Pack, id: string): Promise<TaskPassport
   const value = await readJson<unknown>(pack.path('tasks', id, 'passport.json'), null).catch(() => {
     throw refuse('invalid', `task passport ${id} is not valid JSON`)
   })
-  if (!value) throw refuse('not_found', `no task passport ${id} (see task_list for the ids this pack has)`)
+  if (!value) throw refuse('not_found', `Task passport not found: ${id}`)
   return validatePassport(value, id)
 }
 
@@ -152,7 +151,7 @@ export function normalizeWriteScope(root: string, scope: readonly string[]): str
       const abs = resolve(root, item)
       const rel = relative(root, abs)
       if (rel.startsWith('..') || isAbsolute(rel))
-        throw refuse('invalid', `write scope "${item}" is outside the project root; give repo-relative paths`)
+        throw refuse('invalid', `Refusing write scope outside project root: ${item}`)
       return rel.split('\\').join('/') || '.'
     }),
   )

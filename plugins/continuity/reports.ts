@@ -4,13 +4,15 @@ import { realpath } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { sameHead } from './git.ts'
 import { sourceStatuses } from './ledger.ts'
+import type { SourceStatus } from './ledger.ts'
 import { currentPassport, listTaskIds, readCurrentTaskId, readPassport, scopeOverlaps } from './passports.ts'
 import { driftText } from './resume.ts'
 import type { Pack } from './store.ts'
 import type { TaskPassport, TaskStatus } from './types.ts'
 import { isClosed, OPEN_STATUSES } from './types.ts'
 
-const NO_PASSPORT = 'No current task passport. Call task_start before relying on task-scoped handoff.'
+const NO_PASSPORT =
+  'No current task passport. Run `agentpack task start <title>` before relying on task-scoped handoff.'
 
 export interface StatusView {
   text: string
@@ -220,10 +222,19 @@ export async function taskHandoff(
   return { text: await formatHandoff(pack, p, notes), passport: p }
 }
 
-export async function formatHandoff(pack: Pack, p: TaskPassport, notes: readonly string[] = []): Promise<string> {
+/**
+ * `sources`: the records whose staleness the handoff reports; every record unless given. A
+ * bundle's handoff gives none, as Agentpack's does, so the same task exports the same bundle id.
+ */
+export async function formatHandoff(
+  pack: Pack,
+  p: TaskPassport,
+  notes: readonly string[] = [],
+  sources?: readonly SourceStatus[],
+): Promise<string> {
   const refs = await pack.git.refs()
   const task = await taskWarnings(pack, p)
-  const stale = (await sourceStatuses(pack)).filter((s) => s.status !== 'unchanged')
+  const stale = (sources ?? (await sourceStatuses(pack))).filter((s) => s.status !== 'unchanged')
   const v = p.verification
   return [
     'Task handoff',

@@ -31,7 +31,7 @@ const GUIDANCE: Record<string, string> = {
   Decisions: 'rerun with a larger budget or a query that names the decision topic.',
   'Dead Ends': 'rerun with a larger budget when avoiding prior failed approaches matters.',
   Evidence: 'rerun with a larger budget when verification details matter.',
-  'Recent Timeline': 'use `replay` for full chronology.',
+  'Recent Timeline': 'use `agentpack replay` for full chronology.',
 }
 
 const STOPWORDS = new Set(
@@ -79,7 +79,6 @@ export async function buildResume(
   const relevant = budget > 0 && budget <= COMPACT_BUDGET ? relevantContext(entries, events, terms) : []
   const header = [
     '# Agentpack Resume',
-    '',
     `Pack root: ${displayRoot(pack.root)}`,
     `Generated: ${new Date().toISOString()}`,
     budget ? `Budget: ~${budget} tokens` : 'Budget: unbounded',
@@ -173,8 +172,9 @@ async function gitSection(pack: Pack): Promise<GitView> {
   if (!refs.available) return { available: false, branch: null, oid: null, lines: ['- Git repository not detected.'] }
   const st = await pack.git.status()
   const ahead = st.upstream && st.ahead ? await pack.git.aheadCommits(st.upstream) : []
-  const tracked = st.lines.filter((l) => !l.startsWith('??')).length
-  const untracked = st.lines.length - tracked
+  // `git diff --shortstat` (insertions and deletions, as Agentpack prints them), only when a
+  // tracked file changed: an untouched or untracked-only tree needs no second process.
+  const diffStat = st.lines.some((l) => !l.startsWith('??')) ? await pack.git.shortstat() : ''
   const lines = [
     `- Branch: ${refs.branch ?? 'unknown'}`,
     `- Commit: ${abbreviate(refs.oid, null) ?? 'unknown'}`,
@@ -186,9 +186,7 @@ async function gitSection(pack: Pack): Promise<GitView> {
     st.ahead && ahead.length && st.ahead > ahead.length ? `  - ...and ${st.ahead - ahead.length} more` : null,
     '- Changed files:',
     ...(st.lines.length ? st.lines.map((l) => `  - ${l}`) : ['  - None']),
-    st.lines.length
-      ? `- Current diff: ${tracked} tracked file(s) changed, ${untracked} untracked`
-      : '- Current diff: none',
+    diffStat ? `- Current diff: ${diffStat}` : '- Current diff: none',
   ].filter((l): l is string => l !== null)
   return { available: true, branch: refs.branch, oid: refs.oid, lines }
 }
@@ -354,7 +352,7 @@ function sourceLines(entries: readonly Entry[], query: string, terms: readonly s
   if (!entries.length)
     return [
       '- No inspected sources recorded yet.',
-      '- Use `record_source` with a summary after reading important files.',
+      '- Use `agentpack source add <file> --summary <text>` after reading important files.',
     ]
   if (!terms.length) return entries.map((x) => full(x))
   const matched = entries
@@ -367,24 +365,39 @@ function sourceLines(entries: readonly Entry[], query: string, terms: readonly s
   const stubs = [...stale, ...unrelated.filter((x) => x.status === 'unchanged')]
   const shownStubs = stubs.slice(0, STUBS_SHOWN)
   const shownMatched = matched.slice(0, MATCHED_SOURCES_SHOWN)
+  const hiddenMatched = matched.length - shownMatched.length
+  const hiddenStubs = stubs.length - shownStubs.length
   const staleNote = stale.length
     ? `- Query-unrelated stale stubs: ${stale.length} changed/missing; call \`source_status\` for full stale details.`
     : null
   if (!matched.length)
     return [
-      stubs.length > shownStubs.length
-        ? `- Query filter: no source summaries matched \`${query}\`; showing ${shownStubs.length} of ${entries.length} compact source stub(s), omitting ${stubs.length - shownStubs.length}.`
+      hiddenStubs > 0
+        ? `- Query filter: no source summaries matched \`${query}\`; showing ${shownStubs.length} of ${entries.length} compact source stub(s), omitting ${hiddenStubs}.`
         : `- Query filter: no source summaries matched \`${query}\`; showing compact stubs for all ${entries.length} recorded source(s).`,
       staleNote,
-      '- Rerun without `query` when you need the full Source Cache.',
+      hiddenStubs > 0
+        ? '- Omitted source stubs are query-unrelated; rerun without `--query` or call `source_status` for full Source Cache details.'
+        : null,
+      '- Rerun without `--query` when you need the full Source Cache.',
       ...shownStubs.map(stub),
     ].filter((l): l is string => l !== null)
-  const hidden = matched.length - shownMatched.length + (stubs.length - shownStubs.length)
+  const staleMatched = matched.filter((x) => x.status !== 'unchanged').length
+  const staleShown = shownMatched.filter((x) => x.status !== 'unchanged').length
+  const hidden = hiddenMatched > 0 || hiddenStubs > 0
   return [
-    `- Query filter: full summaries for ${shownMatched.length} of ${matched.length} query-relevant source(s), compact stubs for ${shownStubs.length} of ${unrelated.length} query-unrelated source(s).`,
+    hidden
+      ? `- Query filter: full summaries for ${shownMatched.length} of ${matched.length} query-relevant source(s), compact stubs for ${shownStubs.length} of ${unrelated.length} query-unrelated source(s).`
+      : `- Query filter: full summaries for ${matched.length} query-relevant source(s), compact stubs for ${unrelated.length} query-unrelated source(s).`,
+    // The stale-source line Agentpack adds for matched records that changed or went missing.
+    staleMatched > 0
+      ? hiddenMatched > 0
+        ? `- Query-relevant stale source records shown in full: ${staleShown} of ${staleMatched} changed/missing.`
+        : `- Query-relevant stale source records shown in full: ${staleMatched} changed/missing.`
+      : null,
     staleNote,
-    hidden > 0
-      ? `- Source entries omitted for compactness: ${matched.length - shownMatched.length} query-relevant, ${stubs.length - shownStubs.length} query-unrelated; rerun with a narrower query or larger budget for details.`
+    hidden
+      ? `- Source entries omitted for compactness: ${hiddenMatched} query-relevant, ${hiddenStubs} query-unrelated; rerun with a narrower query or larger budget for details.`
       : null,
     '- Compact stubs keep path/status/topic/guidance; full summaries require `source_status` or an unfiltered resume.',
     ...shownMatched.map((x) => full(x)),
@@ -429,7 +442,7 @@ async function evidenceLines(pack: Pack, events: readonly PackEvent[]): Promise<
       const path = str(e['path'])
       const preview = path ? await evidencePreview(pack, path) : str(e['content'])
       return [
-        `- ${e.ts}: ${str(e['kind']) || 'note'} (${e.id})`,
+        `- ${e.ts}: ${str(e['kind']) || 'note'}`,
         str(e['command']) ? `  - command: ${str(e['command'])}` : null,
         e['exitCode'] !== undefined && e['exitCode'] !== null ? `  - exit code: ${String(e['exitCode'])}` : null,
         path ? `  - path: ${path}` : null,
@@ -474,7 +487,7 @@ function timeline(events: readonly PackEvent[]): string[] {
     ...checkpoints.map((e) => `  - ${e.ts}: ${oneLine(label(e) || 'No label', 140)}`),
     recent.length ? 'Recent non-source events:' : null,
     ...recent.map((e) => `  - ${e.ts} [${e.type}] ${oneLine(label(e) || 'No label', 140)}`),
-    '- Full chronology: `replay`.',
+    '- Full chronology: `agentpack replay`.',
   ].filter((l): l is string => l !== null)
 }
 

@@ -37,20 +37,25 @@ export async function hashFile(abs: string): Promise<string | null> {
   return hash
 }
 
-export async function sourceState(root: string, record: SourceRecord): Promise<SourceState> {
-  const h = await hashFile(join(root, record.path))
-  return h === null ? 'missing' : h === record.hash ? 'unchanged' : 'changed'
+export function stateOf(record: SourceRecord, hash: string | null): SourceState {
+  return hash === null ? 'missing' : hash === record.hash ? 'unchanged' : 'changed'
 }
 
-/** States of many records, with bounded parallelism (file descriptors are shared). */
-export async function sourceStates(root: string, records: readonly SourceRecord[]): Promise<SourceState[]> {
-  const out: SourceState[] = new Array(records.length)
+/** Current hashes of many records (null: missing), with bounded parallelism (file descriptors are shared). */
+export async function sourceHashes(root: string, records: readonly SourceRecord[]): Promise<(string | null)[]> {
+  const out: (string | null)[] = new Array(records.length)
   let next = 0
   const worker = async () => {
-    for (let i = next++; i < records.length; i = next++) out[i] = await sourceState(root, records[i] as SourceRecord)
+    for (let i = next++; i < records.length; i = next++)
+      out[i] = await hashFile(join(root, (records[i] as SourceRecord).path))
   }
   await Promise.all(Array.from({ length: Math.min(16, records.length) }, worker))
   return out
+}
+
+export async function sourceStates(root: string, records: readonly SourceRecord[]): Promise<SourceState[]> {
+  const hashes = await sourceHashes(root, records)
+  return records.map((r, i) => stateOf(r, hashes[i] ?? null))
 }
 
 /**

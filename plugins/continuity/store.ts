@@ -1,7 +1,9 @@
 // One pack (`<root>/.agentpack/`) as seen by one call: its files, its lock, its redactor and
 // the call's git probe. A `Pack` is cheap; make one per call so git state is cached per call.
-import { readdir, stat, writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
+import { addExcludes } from '../../lib/git-exclude.ts'
 import { refuse, throwIfAborted } from './errors.ts'
 import { GitProbe } from './git.ts'
 import { withPackLock } from './lock.ts'
@@ -29,6 +31,11 @@ export interface PackOptions {
   /** The core's token scrubber, applied after the pack's own redaction. */
   shapes?: ((s: string) => string) | undefined
   env?: NodeJS.ProcessEnv
+  /**
+   * Directories besides the root that bundles may be read from (inspect, plan, import), real
+   * paths: the operator's --continuity-bundle-dir. Nothing is ever written there.
+   */
+  bundleDirs?: readonly string[] | undefined
 }
 
 /** The nearest ancestor of `start` holding `.agentpack/`, else the git top level, else `start`. */
@@ -71,7 +78,7 @@ export class Pack {
     if (!(await this.initialized()))
       throw refuse(
         'not_initialized',
-        `no ${PACK_DIR}/ under ${this.root}: a person runs \`ag-mcp continuity init\` (or \`agentpack init\`) there first`,
+        `no ${PACK_DIR}/ under ${this.root}: a person runs \`ag-mcp continuity init\` there first`,
       )
   }
 
@@ -168,8 +175,28 @@ export class Pack {
   }
 }
 
-/** Creates `.agentpack/` the way `agentpack init` does; existing files are left as they are. */
-export async function initPack(root: string): Promise<string> {
+/**
+ * What Agentpack's init keeps out of git, and its `doctor` looks for: the pack, the client
+ * configurations and the agent rule files (Agentpack's AGENTPACK_IGNORE_PATTERNS, in its order).
+ */
+export const IGNORED = ['.agentpack/', '.codex', '.claude', '.cursor', '.mcp.json', 'AGENTS.md', 'CLAUDE.md'] as const
+
+export interface InitResult {
+  dir: string
+  /** The entries added to .git/info/exclude now (none: all were there, or `git` is false). */
+  excluded: string[]
+  /** Whether the root is in a git repository (there is nothing to exclude from otherwise). */
+  git: boolean
+}
+
+/**
+ * Creates `.agentpack/` the way `agentpack init` does; existing files are left as they are. One
+ * deliberate difference: what Agentpack appends to the tracked `.gitignore` goes to
+ * `.git/info/exclude`, so no tracked file changes (a `.gitignore` edited behind the person's back
+ * shows in `git status` and blocks `ag-mcp proposals integrate`). Agentpack's `doctor` reads only
+ * `.gitignore`, so it still warns about these entries (docs/continuity.md says so).
+ */
+export async function initPack(root: string): Promise<InitResult> {
   const dir = packPath(root)
   const now = new Date().toISOString()
   await ensureDir(dir)
@@ -192,18 +219,18 @@ export async function initPack(root: string): Promise<string> {
   })
   await writeIfMissing(join(dir, 'sources.json'), { schemaVersion: SCHEMA_VERSION, sources: [] })
   if ((await readText(join(dir, 'events.jsonl'))) === undefined) await writeFilePrivate(join(dir, 'events.jsonl'), '')
-  await ignorePack(root)
-  return dir
+  const inGit = await git(root, ['rev-parse', '--is-inside-work-tree']).then(
+    (o) => o === 'true',
+    () => false,
+  )
+  const excluded = inGit ? await addExcludes(root, IGNORED, 'Agentpack (ag-mcp continuity init)') : []
+  return { dir, excluded, git: inGit }
 }
 
-/** Adds `.agentpack/` to the repository's .gitignore (as Agentpack's init does), once. */
-async function ignorePack(root: string): Promise<void> {
-  const file = join(root, '.gitignore')
-  const existing = (await readText(file)) ?? ''
-  const has = existing.split(/\r?\n/).some((l) => l.trim().replace(/\/$/, '') === PACK_DIR)
-  if (has) return
-  const prefix = existing && !existing.endsWith('\n') ? '\n' : ''
-  await writeFile(file, `${existing}${prefix}${PACK_DIR}/\n`, 'utf8')
+function git(cwd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile('git', args, { cwd, encoding: 'utf8' }, (err, out) => (err ? reject(err) : resolve(out.trim()))),
+  )
 }
 
 async function writeIfMissing(file: string, value: unknown): Promise<void> {

@@ -6,6 +6,7 @@ import { conflict, invalid, notFound } from './errors.ts'
 import type { Store } from './store.ts'
 import { DEFAULT_POLICY, type TokenRec, type Policy, type Role, type Scope, type RepoMeta } from './types.ts'
 import { checkRepoName } from './paths.ts'
+import { initShared } from './shared.ts'
 
 // Operator operations, shared by the /admin endpoints and the CLI's offline mode (which
 // opens the data directory itself when no server holds it).
@@ -62,15 +63,27 @@ export function adminSetPolicy(store: Store, repo: string, patch: Partial<Policy
   return policy
 }
 
-/** Add a repository: a bare clone of an existing one, or a new empty one. */
-export function repoAdd(dataDir: string, name: string, from: string | undefined, branch = 'main'): string {
+/**
+ * Add a repository: a bare clone of an existing one, a new empty one, or (shared) one that
+ * borrows the objects of --from through git alternates and copies none (shared.ts).
+ */
+export function repoAdd(
+  dataDir: string,
+  name: string,
+  from: string | undefined,
+  branch = 'main',
+  shared = false,
+): string {
   checkRepoName(name)
   const dest = path.join(dataDir, 'repos', `${name}.git`)
   if (fs.existsSync(dest)) throw conflict(`repository '${name}' already exists`, { repo: name })
   const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' }
   const tmp = `${dest}.tmp-${process.pid}`
   fs.rmSync(tmp, { recursive: true, force: true })
-  if (from !== undefined) {
+  if (from !== undefined && shared) {
+    if (!fs.existsSync(from)) throw invalid(`--from path does not exist: ${from}`)
+    initShared(tmp, path.resolve(from), env)
+  } else if (from !== undefined) {
     if (!fs.existsSync(from)) throw invalid(`--from path does not exist: ${from}`)
     execFileSync('git', ['clone', '--bare', '--quiet', '--no-hardlinks', '--', path.resolve(from), tmp], {
       env,

@@ -5,6 +5,7 @@ import { acquireLock, initDataDir, isDataDir, prepareSecret, updateLock, type Lo
 import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens, repoAdd } from './admin.ts'
 import { Store } from './store.ts'
 import { startServer } from './http.ts'
+import { holdOpen } from './holders.ts'
 import { favourMemory } from './heap.ts'
 import { AgwpError } from './errors.ts'
 import { closest } from '../../lib/closest.ts'
@@ -223,6 +224,11 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
               .positional('name', { type: 'string', demandOption: true })
               .option('from', { type: 'string' })
               .option('empty', { type: 'boolean' })
+              .option('shared', {
+                type: 'boolean',
+                describe:
+                  "with --from: borrow its objects through git alternates instead of copying them (its owner keeps what this repository's refs reach)",
+              })
               .option('branch', {
                 type: 'string',
                 default: 'main',
@@ -231,12 +237,13 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
               .option('data', dataOpt)
               .check((a) => {
                 if (!a['from'] === !a['empty']) throw new Error('give exactly one of --from PATH or --empty')
+                if (a['shared'] && !a['from']) throw new Error('--shared borrows the objects of --from PATH: name it')
                 return true
               }),
           (a) => {
             const dir = need(a['data'] as string | undefined)
             if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory`)
-            repoAdd(dir, String(a['name']), a['from'] as string | undefined, String(a['branch']))
+            repoAdd(dir, String(a['name']), a['from'] as string | undefined, String(a['branch']), a['shared'] === true)
             out(`repository ${String(a['name'])} added`)
           },
         )
@@ -510,7 +517,12 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
           })
           .option('exit-with-stdin', {
             type: 'boolean',
-            describe: 'exit when stdin closes: for a parent that runs this server as its child (ag-mcp --local)',
+            describe: 'exit when stdin closes: for a parent that runs this server as its child',
+          })
+          .option('exit-with-holders', {
+            type: 'boolean',
+            describe:
+              'run while held: open a second loopback port for holders (written to <data>/lock) and exit when the last holder, and stdin, have closed (ag-mcp --local sessions share a server this way)',
           })
           .option('lean-heap', {
             type: 'boolean',
@@ -541,18 +553,24 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
             : {}),
         })
         const listen = srv.url.replace(/^http:\/\//, '').replace(/\/agwp\/v1$/, '')
-        updateLock(dir, { pid: process.pid, kind: 'server', listen })
-        out(`ag-server listening on ${srv.url}`)
-        if (srv.ui)
-          out(
-            `review page at ${srv.url.replace(/\/agwp\/v1$/, '')}/ui/ (sessions are kept in memory: a restart signs people out)`,
-          )
+        let stopping = false
         const stop = (): void => {
+          if (stopping) return
+          stopping = true
           void srv.close().finally(() => {
             lock.release()
             process.exit(0)
           })
         }
+        const holders = a['exit-with-holders']
+          ? await holdOpen({ host, store: srv.ctx.store, stdinHolds: true, onIdle: stop })
+          : undefined
+        updateLock(dir, { pid: process.pid, kind: 'server', listen, ...(holders ? { holders: holders.address } : {}) })
+        out(`ag-server listening on ${srv.url}${holders ? ` (holders on ${holders.address})` : ''}`)
+        if (srv.ui)
+          out(
+            `review page at ${srv.url.replace(/\/agwp\/v1$/, '')}/ui/ (sessions are kept in memory: a restart signs people out)`,
+          )
         process.once('SIGINT', stop)
         process.once('SIGTERM', stop)
         // The parent holds the other end of stdin: when it ends, however it ends (even SIGKILL), the

@@ -9,7 +9,7 @@ import { adminMint } from './admin.ts'
 //   repos/<n>.git    bare repositories
 //   tmp/             throwaway index files
 //   admin.token      the operator token minted by `init` (0600)
-//   lock             {pid, kind, listen} of the process that owns state/
+//   lock             {pid, kind, listen, holders} of the process that owns state/
 
 export const MARKER = 'ag-server.json'
 
@@ -103,6 +103,8 @@ export interface LockInfo {
   pid: number
   kind: 'server' | 'cli'
   listen?: string
+  /** HOST:PORT of the holders' port of a server run with --exit-with-holders. */
+  holders?: string
 }
 
 function alive(pid: number): boolean {

@@ -8,21 +8,35 @@ import { invalid } from './errors.ts'
 // directory name and drop it; anything that writes takes only the canonical form, since
 // a trailing '/' would become an empty-named tree entry that git itself calls corrupt.
 export function checkPath(p: unknown, field = 'path', allowRoot = false): string {
+  return checked(p, field, allowRoot, false)
+}
+
+/**
+ * A path that only reads: also a name holding a backslash or a control character, which a
+ * tree can hold and a listing shows, so every listed name can be read back. Such a name
+ * reaches git only as an argument (literal pathspec) or through the in-process tree walk,
+ * never on a line of plumbing input; NUL and the other rules still refuse.
+ */
+export function checkReadPath(p: unknown, field = 'path', allowRoot = false): string {
+  return checked(p, field, allowRoot, true)
+}
+
+function checked(p: unknown, field: string, allowRoot: boolean, read: boolean): string {
   if (typeof p !== 'string') throw invalid(`${field} is required`, { field })
   if (allowRoot && (p === '' || p === '/')) return ''
   const canonical = allowRoot && p.endsWith('/') && !p.endsWith('//') ? p.slice(0, -1) : p
-  const reason = pathProblem(canonical)
+  const reason = pathProblem(canonical, read)
   if (reason) throw invalid(`${field} refused: ${reason}`, { field, path: p.slice(0, 200) })
   return canonical
 }
 
-export function pathProblem(p: string): string | undefined {
+export function pathProblem(p: string, read = false): string | undefined {
   if (p.length === 0) return 'empty path'
   if (p.length > 4096) return 'path too long'
   if (p.includes('\0')) return 'NUL byte'
-  if (p.includes('\\')) return 'backslash'
+  if (!read && p.includes('\\')) return 'backslash'
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(p)) return 'control character'
+  if (!read && /[\u0000-\u001f\u007f]/.test(p)) return 'control character'
   if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'absolute path'
   if (p.endsWith('/')) return 'trailing slash'
   for (const s of p.split('/')) {

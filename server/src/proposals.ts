@@ -25,19 +25,17 @@ function emailOf(principal: string): string {
   return `${name ?? 'unknown'}@${kind ?? 'unknown'}.agwp.invalid`
 }
 
-async function commitWorkspace(
-  repo: Repo,
-  ws: WorkspaceRec,
-  actor: string,
-  principal: string,
-  message: string,
-): Promise<string> {
+/** Who the caller's commits are by: the token's identity (repos.ts), else its actor. */
+const identityOf = (repo: Repo, caller: Caller) =>
+  repo.identityFor(caller.token.id, { name: caller.actor, email: emailOf(caller.principal) })
+
+async function commitWorkspace(repo: Repo, ws: WorkspaceRec, caller: Caller, message: string): Promise<string> {
   // The commit object is written in-process (objects.ts) in the same batch as the trees:
-  // author and committer come from the principal, never from a git configuration.
-  const who = { name: actor, email: emailOf(principal) }
+  // author and committer come from the token (or its principal), never from a git configuration.
+  const { author, committer } = identityOf(repo, caller)
   const commit = (tree: string): RawObject => ({
     type: 'commit',
-    body: formatCommit({ tree, parents: ws.base ? [ws.base] : [], author: who, committer: who, message }),
+    body: formatCommit({ tree, parents: ws.base ? [ws.base] : [], author, committer, message }),
   })
   return (await buildTree(repo, ws, commit)).extra as string
 }
@@ -86,8 +84,7 @@ export async function createProposal(
     const head = await commitWorkspace(
       repo,
       ws,
-      caller.actor,
-      caller.principal,
+      caller,
       messageFor({ id, title: body.title, description, task: body.task }, caller),
     )
     const now = nowIso()
@@ -163,8 +160,7 @@ export async function reviseProposal(
     const head = await commitWorkspace(
       repo,
       ws,
-      caller.actor,
-      caller.principal,
+      caller,
       messageFor({ id, title: p.title, description: p.description, task: p.task }, caller),
     )
     const now = nowIso()
@@ -516,16 +512,23 @@ export async function integrate(
         throw conflict('proposal does not merge cleanly into its target', { conflicts: m.conflicts })
       // The integration commit is written in-process like proposal commits (objects.ts):
       // one git process fewer per integration, same bytes as commit-tree would write.
-      const committerId = { name: caller.actor, email: emailOf(caller.principal) }
+      // The integrator is the merge's author and committer; a squash keeps the proposal
+      // commit's author (who wrote the change) and is committed by the integrator.
+      const integrator = identityOf(repo, caller)
       const squash = strategy === 'squash'
+      const proposed = squash ? await repo.commitInfo(p.head) : undefined
       next = await writeObject(
         repo.gitDir,
         'commit',
         formatCommit({
           tree: m.tree,
           parents: squash ? [T] : [T, p.head],
-          author: squash ? { name: p.author, email: emailOf(p.author_principal) } : committerId,
-          committer: committerId,
+          author: squash
+            ? proposed
+              ? { name: proposed.author.name, email: proposed.author.email }
+              : { name: p.author, email: emailOf(p.author_principal) }
+            : integrator.author,
+          committer: integrator.committer,
           message: squash
             ? `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`
             : `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { CatFile, DiffTree, git, gitText, type CatObject } from './git.ts'
-import { isTreeMode, parseTree, type TreeItem } from './objects.ts'
+import { isTreeMode, parseTree, type Ident, type TreeItem } from './objects.ts'
 import { notFound, invalid } from './errors.ts'
 import { checkRef } from './paths.ts'
 import { isAncestor as walkIsAncestor, parseCommit, type CommitInfo } from './history.ts'
@@ -269,6 +269,30 @@ export class Repo {
     return d
   }
 
+  /**
+   * Who a commit made for a token is by: `<git dir>/agwp-identities/<token id>.json`
+   * ({"author": {name, email}, "committer": {name, email}}), written by whoever minted the token
+   * (ag-mcp --local writes the person's and its agents'); otherwise, or when the file is not that
+   * shape, `fallback` for both. Read at each commit: small, and never stale.
+   */
+  identityFor(tokenId: string, fallback: Ident): { author: Ident; committer: Ident } {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(tokenId)) return { author: fallback, committer: fallback }
+    let v: unknown
+    try {
+      v = JSON.parse(fs.readFileSync(path.join(this.gitDir, IDENTITIES, `${tokenId}.json`), 'utf8'))
+    } catch {
+      return { author: fallback, committer: fallback }
+    }
+    const ident = (x: unknown): Ident | undefined => {
+      const i = x as Partial<Ident> | null | undefined
+      return typeof i?.name === 'string' && typeof i.email === 'string' && i.name.trim() !== ''
+        ? { name: i.name, email: i.email }
+        : undefined
+    }
+    const o = v as { author?: unknown; committer?: unknown } | null
+    return { author: ident(o?.author) ?? fallback, committer: ident(o?.committer) ?? ident(o?.author) ?? fallback }
+  }
+
   close(): void {
     this.cat.close()
     for (const d of this.diffTrees.values()) d.close()
@@ -277,6 +301,8 @@ export class Repo {
 }
 
 const OID_RE = /^[0-9a-f]{40}$/
+/** The folder of a repository's git directory that holds per-token commit identities. */
+export const IDENTITIES = 'agwp-identities'
 
 const OBJECT_CACHE_BYTES = 8 * 1024 * 1024
 const TREE_CACHE_ENTRIES = 20_000

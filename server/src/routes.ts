@@ -2,7 +2,7 @@ import type { Router, Req } from './router.ts'
 import { authorize, policyOf, roleOf, tokenCoversRepo } from './auth.ts'
 import { invalid, notFound } from './errors.ts'
 import { commitDetail, diff, encodeContent, listDir, log, search } from './gitread.ts'
-import { checkPath, checkRepoName } from './paths.ts'
+import { checkReadPath, checkRepoName } from './paths.ts'
 import { page, parseLimit } from './util.ts'
 import * as ws from './workspaces.ts'
 import * as pr from './proposals.ts'
@@ -25,7 +25,7 @@ function pathsParam(r: Req): string[] {
   return r.query
     .getAll('path')
     .filter((p) => p !== '')
-    .map((p) => checkPath(p))
+    .map((p) => checkReadPath(p))
 }
 
 export function registerRoutes(router: Router): void {
@@ -88,7 +88,7 @@ export function registerRoutes(router: Router): void {
     const p = q(r, 'path')
     const ref = q(r, 'ref') ?? (await repo.defaultBranch())
     return {
-      body: await log(repo, ref, p ? checkPath(p) : undefined, parseLimit(q(r, 'limit'), 50, 500), q(r, 'cursor')),
+      body: await log(repo, ref, p ? checkReadPath(p) : undefined, parseLimit(q(r, 'limit'), 50, 500), q(r, 'cursor')),
     }
   })
 
@@ -100,7 +100,7 @@ export function registerRoutes(router: Router): void {
   const readPath = async (r: Req): Promise<Record<string, unknown>> => {
     const repo = readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
     const commit = await repo.resolve(q(r, 'ref') ?? (await repo.defaultBranch()))
-    const p = checkPath(q(r, 'path') ?? '', 'path', true)
+    const p = checkReadPath(q(r, 'path') ?? '', 'path', true)
     const entries = await listDir(repo, commit, p)
     if (entries) {
       const pg = page(entries, q(r, 'cursor'), parseLimit(q(r, 'limit'), 1000, 5000))
@@ -114,6 +114,11 @@ export function registerRoutes(router: Router): void {
     }
     // The path is walked through the parsed-tree cache; only the blob itself is fetched.
     const it = await repo.entryAt(commit, p)
+    if (it?.mode === '160000')
+      throw notFound(
+        `'${p}' is a submodule (commit ${it.oid.slice(0, 12)}): its files live in its own repository, not in this one`,
+        { path: p, commit, submodule: it.oid },
+      )
     const o = it ? await repo.object(it.oid) : null
     if (!o || o.type !== 'blob') throw notFound(`'${p}' does not exist at ${commit.slice(0, 12)}`, { path: p, commit })
     return {

@@ -1,11 +1,11 @@
 import type { Ctx } from './context.ts'
 import type { Caller } from './auth.ts'
 import { authorize, inScope } from './auth.ts'
-import { conflict, forbidden, invalid, notFound } from './errors.ts'
+import { type AgwpError, conflict, forbidden, invalid, notFound } from './errors.ts'
 import { listDir, encodeContent, diff, type TreeEntry } from './gitread.ts'
 import { isTreeMode, writeObject } from './objects.ts'
 import type { Op } from './store.ts'
-import { ancestors, checkPath } from './paths.ts'
+import { ancestors, checkPath, checkReadPath } from './paths.ts'
 import type { Repo } from './repos.ts'
 import type { OverlayEntry, WorkspaceRec } from './types.ts'
 import { nowIso } from './util.ts'
@@ -86,12 +86,17 @@ export async function createWorkspace(
   return ws
 }
 
+/** A submodule (a gitlink) is another repository's commit: its files are not this repository's to write. */
+const GITLINK = '160000'
+
 /** What a path is, seen through the overlay. */
 async function lookup(
   repo: Repo,
   ws: WorkspaceRec,
   p: string,
-): Promise<{ kind: 'file'; blob: string; mode: string } | { kind: 'dir' } | null> {
+): Promise<
+  { kind: 'file'; blob: string; mode: string } | { kind: 'dir' } | { kind: 'submodule'; commit: string } | null
+> {
   if (Object.hasOwn(ws.changes, p)) {
     const e = ws.changes[p]
     return e ? { kind: 'file', blob: e.blob, mode: e.mode } : null
@@ -107,6 +112,7 @@ async function lookup(
     // A base directory whose every file was deleted in the overlay no longer exists.
     return (await baseDirLive(repo, ws, it.oid, prefix)) ? { kind: 'dir' } : null
   }
+  if (it.mode === GITLINK) return { kind: 'submodule', commit: it.oid }
   // Deleting a parent directory's files one by one never hides a file itself. The mode
   // is the base entry's: an executable stays executable, a symlink stays a symlink.
   return { kind: 'file', blob: it.oid, mode: it.mode }
@@ -149,7 +155,7 @@ export async function readWorkspacePath(
 ): Promise<Record<string, unknown>> {
   const ws = getWorkspace(ctx, caller, id, false)
   const repo = ctx.repos.get(ws.repo)
-  const p = checkPath(rawPath ?? '', 'path', true)
+  const p = checkReadPath(rawPath ?? '', 'path', true)
   if (p === '' || (await lookup(repo, ws, p))?.kind === 'dir') {
     return { kind: 'dir', path: p, commit: ws.base, workspace: ws.id, entries: await overlayListing(repo, ws, p) }
   }
@@ -203,10 +209,18 @@ function checkIfMatch(current: { kind: string; blob?: string } | null, ifMatch: 
     throw conflict(`'${p}' changed: if_match does not hold`, { path: p, expected: ifMatch, actual: cur ?? 'absent' })
 }
 
-/** A file may not sit where a directory is, or under a path that is a file. */
+function inSubmodule(p: string, at: string, commit: string): AgwpError {
+  return conflict(
+    `'${at}' is a submodule (commit ${commit.slice(0, 12)}): its files live in its own repository, so '${p}' cannot be changed here; work in that repository instead`,
+    { path: p, submodule: at },
+  )
+}
+
+/** A file may not sit where a directory is, under a path that is a file, or inside a submodule. */
 async function checkPlaceable(repo: Repo, ws: WorkspaceRec, p: string): Promise<void> {
   for (const a of ancestors(p)) {
     const hit = await lookup(repo, ws, a)
+    if (hit?.kind === 'submodule') throw inSubmodule(p, a, hit.commit)
     if (hit && hit.kind === 'file')
       throw conflict(`'${a}' is a file, so '${p}' cannot be created`, { path: p, blocking: a })
   }
@@ -235,6 +249,7 @@ export async function writeFile(
     const ws = getWorkspace(ctx, caller, id, true)
     const cur = await lookup(repo, ws, p)
     if (cur?.kind === 'dir') throw conflict(`'${p}' is a directory`, { path: p })
+    if (cur?.kind === 'submodule') throw inSubmodule(p, p, cur.commit)
     checkIfMatch(cur, body.if_match, p)
     await checkPlaceable(repo, ws, p)
     // Overwriting keeps the file's mode (100755, 120000); a new file is 100644.
@@ -294,6 +309,7 @@ export async function deleteFile(
     const cur = await lookup(repo, ws, p)
     if (!cur) throw notFound(`'${p}' does not exist in workspace`, { path: p })
     if (cur.kind === 'dir') throw invalid(`'${p}' is a directory; delete its files`, { path: p })
+    if (cur.kind === 'submodule') throw inSubmodule(p, p, cur.commit)
     if (ifMatch !== undefined && !/^([0-9a-f]{40}|absent)$/.test(ifMatch))
       throw invalid('if_match must be a blob id', { field: 'if_match' })
     checkIfMatch(cur, ifMatch, p)
@@ -321,6 +337,7 @@ export async function moveFile(
     if (src.kind !== 'file') throw invalid('only files can be moved', { path: from })
     const dst = await lookup(repo, ws, to)
     if (dst?.kind === 'dir') throw conflict(`'${to}' is a directory`, { path: to })
+    if (dst?.kind === 'submodule') throw inSubmodule(to, to, dst.commit)
     if (dst && !body.overwrite) throw conflict(`'${to}' exists (pass overwrite: true)`, { path: to })
     const rem = await removal(repo, ws, from)
     await checkPlaceable(repo, withChanges(ws, rem), to)

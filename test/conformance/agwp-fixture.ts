@@ -66,7 +66,14 @@ export interface Fixture {
   close(): Promise<void>
 }
 
-export async function agwpFixture(opts: { rate?: number; burst?: number } = {}): Promise<Fixture> {
+export interface FixtureOptions {
+  rate?: number
+  burst?: number
+  /** Runs in the source repository after its two commits, before the server takes a copy. */
+  prepare?: (src: string, git: (cwd: string, ...args: string[]) => string) => void
+}
+
+export async function agwpFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ag-mcp-agwp-'))
   const src = path.join(dir, 'src')
   fs.mkdirSync(path.join(src, 'lib'), { recursive: true })
@@ -79,6 +86,7 @@ export async function agwpFixture(opts: { rate?: number; burst?: number } = {}):
   git(src, 'commit', '-q', '-m', 'initial')
   fs.appendFileSync(path.join(src, 'lib/util.ts'), 'export const y = 2\n')
   git(src, 'commit', '-q', '-am', 'add y')
+  opts.prepare?.(src, git)
   const data = path.join(dir, 'data')
   initDataDir(data)
   repoAdd(data, 'demo', src)

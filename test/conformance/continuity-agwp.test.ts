@@ -38,16 +38,18 @@ async function handoff(t: Test, allow: string, upstream = f.upstream, run = runI
   return { p, r: await call(p, 'task_handoff') }
 }
 
-t.test('read enabled: the run notes are in the handoff, fenced and scrubbed', async (t) => {
+t.test('read enabled: the run notes are in the handoff, sanitized and scrubbed', async (t) => {
   const { r } = await handoff(t, 'continuity,read')
   t.notOk(r.isError, r.text)
   t.match(r.text, /Linked: agwpTask task-\d+, agwpRun /)
   t.match(r.text, /Run notes:\n- \S+ agent:alice#\S+: Tried the recursive parser: stack overflow on deep input\n- /)
   t.match(r.text, 'Next: iterative; key ')
   t.notMatch(r.text, FAKE_TOKEN, 'a token in a note is scrubbed like any other result')
-  const fence =
-    /<<<AGENTGIT-DATA ([0-9a-f]{32}) kind=continuity\.handoff>>>[\s\S]*Run notes:[\s\S]*<<<END-AGENTGIT-DATA \1>>>/
-  t.match(r.text, fence, 'the notes are inside the fence')
+  t.match(
+    r.text,
+    /^Task handoff\n[\s\S]*Run notes:[\s\S]*\ntask_handoff: ok; the text above is \d+ bytes of continuity\.handoff data/,
+    "the notes are in the handoff's text, the trusted line after it",
+  )
 })
 
 t.test('read disabled: no notes and no error', async (t) => {

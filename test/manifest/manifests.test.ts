@@ -100,6 +100,27 @@ t.test('checkManifests refuses each class of mistake', async (t) => {
       plugins,
       /"repo" is named for policy/,
     ],
+    [
+      'peer tool without a required textField',
+      [{ ...core, peer: { name: 'peer', failures: 'result' } }],
+      plugins,
+      /a tool of a peer group needs a textField that its output requires/,
+    ],
+    [
+      'resultMeta of no output field',
+      [{ ...core, tools: [{ ...tool, resultMeta: { 'io.x/warnings': 'nope' } }] }],
+      plugins,
+      /resultMeta "io\.x\/warnings" names "nope", which is not an output property/,
+    ],
+    [
+      'one peer, two list ttls',
+      [
+        { ...core, tools: [], peer: { name: 'p', listTtlMs: 0, failures: 'result' } },
+        { ...core, group: 'other', tools: [], peer: { name: 'p', listTtlMs: 5, failures: 'result' } },
+      ],
+      { info: { handlers: [] } },
+      /peer "p" has another listTtlMs/,
+    ],
   ]
   for (const [label, ms, p, re] of cases) t.match(checkManifests(ms, p).join('\n'), re, label)
 })

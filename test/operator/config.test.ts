@@ -39,21 +39,21 @@ t.test(
     const errors: ParseError[] = []
     const data = parseJsonc(text, errors, { allowTrailingComma: true }) as Record<string, unknown>
     t.same(errors, [], 'well-formed JSONC')
-    t.match(data['$schema'], /^file:\/\/.*\/ag-mcp\.schema\.json$/)
+    t.equal(data['$schema'], './ag-mcp.schema.json', 'the schema is written beside it')
     const validate = new Ajv({ strict: false }).compile(
-      JSON.parse(readFileSync(join(REPO_ROOT, 'ag-mcp.schema.json'), 'utf8')),
+      JSON.parse(readFileSync(join(dir, 'ag-mcp.schema.json'), 'utf8')),
     )
     t.ok(validate(data), JSON.stringify(validate.errors))
     // Each setting is explained by its flag's description, just above it; the others are listed.
     t.match(text, /\/\/ File holding the AGWP token[^\n]*\n\s*"token-file": /)
     t.match(
       text,
-      /\/\/ Paths writes, deletes and moves must match[\s\S]*?\n\s*"write-path": \["docs\/\*\*", "README\.md"\],/,
+      /\/\/ Paths writes, deletes and moves must match[\s\S]*?\n\s*\/\/ "write-path": \["src\/\*\*", "docs\/\*\*"\],/,
     )
     t.match(text, /\n\s*\/\/ "max-output-bytes": 65536,/)
     const accepted = run(dir, '--config', file, '--print-config')
     t.equal(accepted.status, 0, accepted.stderr)
-    t.match(JSON.parse(accepted.stdout), { writePath: ['docs/**', 'README.md'], maxOutputBytes: 65536 })
+    t.match(JSON.parse(accepted.stdout), { allow: ['default'], writePath: [], maxOutputBytes: 65536 })
     // A commented-out setting is switched on by removing its //.
     writeFileSync(file, text.replace('// "max-output-bytes": 65536,', '"max-output-bytes": 2048,'))
     const edited = run(dir, '--config', file, '--print-config')
@@ -70,8 +70,8 @@ t.test('a malformed commented file: exit 2, the file, line and column, and what 
   t.equal(run(dir, 'config', 'init').status, 0)
   const file = join(dir, 'ag-mcp.config.jsonc')
   const lines = readFileSync(file, 'utf8').split('\n')
-  // Drop the comma after "repo": the next setting (after its comment) is then unexpected.
-  const at = lines.findIndex((l) => l.startsWith('  "repo": '))
+  // Drop the comma after "allow": the next setting (after its comment) is then unexpected.
+  const at = lines.findIndex((l) => l.startsWith('  "allow": '))
   lines[at] = (lines[at] as string).replace(/,$/, '')
   writeFileSync(file, lines.join('\n'))
   const next = lines.findIndex((l, i) => i > at && l.startsWith('  "'))

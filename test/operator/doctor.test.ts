@@ -105,7 +105,7 @@ t.test('what goes wrong is named with its fix, exit 1', async (t) => {
     [
       'no upstream',
       ['--token-file', alice],
-      /FAIL\s+upstream\s+no --upstream: .*\n\s+fix: pass --upstream URL .* or run ag-mcp --local/,
+      /FAIL\s+upstream\s+no --upstream: .*\n\s+fix: pass --upstream URL .* or for your own repository: ag-mcp doctor --local/,
     ],
     [
       'token file is a directory',

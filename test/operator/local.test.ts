@@ -92,11 +92,13 @@ t.test('the agent proposes into your repository; you integrate with ag-mcp propo
   const diff = agMcp(home, repo, 'proposals', 'diff', id)
   t.match(diff.stdout, /\+# Getting started/)
   const before = git(repo, 'rev-parse', 'main')
+  const head = git(repo, 'rev-parse', `refs/proposals/${id}`)
   const integrate = agMcp(home, repo, 'proposals', 'integrate', id)
   t.equal(integrate.status, 0, integrate.stderr)
   t.match(integrate.stdout, new RegExp(`integrated ${id} into main`))
   t.not(git(repo, 'rev-parse', 'main'), before, 'main moved')
-  t.equal(git(repo, 'merge-base', '--is-ancestor', `refs/proposals/${id}`, 'main'), '', 'the proposal is in main')
+  t.equal(git(repo, 'merge-base', '--is-ancestor', head, 'main'), '', 'the proposal is in main')
+  t.equal(git(repo, 'for-each-ref', 'refs/proposals/'), '', 'its refs/proposals/ ref is gone (integrated)')
   t.match(readFileSync(join(repo, 'docs', 'getting-started.md'), 'utf8'), /# Getting started/, 'the checkout followed')
   const after = agMcp(home, repo, 'proposals', 'list', '--all')
   t.match(after.stdout, new RegExp(`^${id}\\s+integrated`, 'm'))
@@ -168,4 +170,26 @@ t.test('local mode refuses what cannot work, with the fix', async (t) => {
   const none = agMcp(home, join(home, 'plain'), 'proposals', 'list')
   t.equal(none.status, 2)
   t.match(none.stderr, /not inside a git repository/)
+})
+
+t.test('started outside the repository (as mcporter does), the agit group still serves it', async (t) => {
+  // mcporter starts a server in its config file's folder, Codex's thread-less listing elsewhere
+  // again: the entry `install --local REPO` wrote must not depend on the working directory.
+  // (in the system's temporary folder: t.testdir is inside this repository's work tree)
+  const home = mkdtempSync(join(tmpdir(), 'ag-mcp-local-'))
+  t.teardown(() => rmSync(home, { recursive: true, force: true }))
+  mkdirSync(join(home, 'elsewhere'))
+  const repo = makeRepo(home)
+  const p = startMcp(t, { args: ['--local', repo], env: env(home), exactEnv: true, cwd: join(home, 'elsewhere') })
+  const listed = await p.request('tools/list', {})
+  const names = ((listed.result?.['tools'] ?? []) as { name: string }[]).map((x) => x.name)
+  t.ok(names.includes('agit_get_status'), `agit tools listed (got ${names.length}: ${names.join(', ')})`)
+  t.ok(names.includes('file_read'), 'and the AGWP ones')
+  const status = await p.request('tools/call', {
+    name: 'agit_log_step',
+    arguments: { batch: [{ role: 'ai', category: 'intent', content: 'from elsewhere' }] },
+  })
+  t.notOk(status.result?.['isError'], JSON.stringify(status.result).slice(0, 300))
+  t.ok(readdirSync(join(repo, '.agit')).length > 0, "the thought lands in the repository's .agit/")
+  t.equal((await p.close()).code, 0)
 })

@@ -33,7 +33,7 @@ t.test('every bad input: the flag, what is wrong, the fix', async (t) => {
     [['--repo', '{a,b'], /--repo '\{a' is not a valid glob: a \{ is never closed \(e\.g\. --repo 'team-\*'\)/],
     [
       ['--allow', ''],
-      /--allow is empty: name the groups to enable \(e\.g\. --allow read,workspace,propose\), or leave --allow out/,
+      /--allow is empty: name the groups to enable \(e\.g\. --allow read,workspace,propose, or --allow \+continuity to add one to the defaults\), or leave --allow out/,
     ],
     [['--token-file', join(dir, 'folder')], /--token-file .*folder is a directory; name the token file inside it/],
     [

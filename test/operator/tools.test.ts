@@ -15,7 +15,14 @@ t.test('exposed and hidden tools, by group, with the reason', async (t) => {
   t.equal(r.status, 0, r.stderr)
   t.match(r.stdout, /^exposed: \d+ tools in 3 groups$/m)
   t.match(r.stdout, /^ {2}review\s+review_submit$/m)
-  t.match(r.stdout, /^ {2}workspace\s+workspace_create.*\n\s+left out of --allow \(add workspace to it\)$/m)
+  // Without an upstream, an AGWP group not named says what it lacks; with one, the --allow that adds it.
+  t.match(r.stdout, /^ {2}workspace\s+workspace_create.*\n\s+no upstream: the workspace group needs an AGWP server/m)
+  const up = tools('--allow', 'read,review', '--upstream', 'http://127.0.0.1:9')
+  t.match(up.stdout, /^ {2}workspace\s+workspace_create.*\n\s+left out of --allow \(--allow read,review,workspace\)$/m)
+  t.match(
+    tools('--upstream', 'http://127.0.0.1:9').stdout,
+    /^ {2}review\s+review_submit\n\s+opt-in: name it in --allow \(--allow \+review\)$/m,
+  )
   t.match(r.stdout, /^ {2}integrate\s+proposal_integrate\n\s+only with --enable-integrate$/m)
   const j = JSON.parse(tools('--enable-integrate', '--json').stdout) as {
     groups: { group: string; enabled: boolean; tools: string[]; why?: string }[]

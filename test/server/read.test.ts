@@ -119,7 +119,6 @@ t.test('hostile paths are refused with invalid', async (t) => {
     '../etc/passwd',
     'lib/../../x',
     '/etc/passwd',
-    'lib\\util.ts',
     'a\u0000b',
     '.git/config',
     'lib/.git/HEAD',
@@ -130,6 +129,35 @@ t.test('hostile paths are refused with invalid', async (t) => {
     const r = await api('alice', 'GET', `/repos/demo/file?path=${encodeURIComponent(p)}`)
     t.equal(r.status, 422, JSON.stringify(p))
     t.equal(r.body.error.code, 'invalid')
+  }
+})
+
+t.test('a read takes a name with a backslash or a control character literally; a write refuses it', async (t) => {
+  // A tree can hold such a name and a listing shows it, so a read must reach it (issue 27);
+  // it is never taken as a separator or an option: `lib\util.ts` is not lib/util.ts.
+  const src = path.join(fx.root, 'src')
+  fs.writeFileSync(path.join(src, 'back\\slash.txt'), 'back\n')
+  fs.writeFileSync(path.join(src, 'esc\x1b[31m.txt'), 'esc\n')
+  sh(src, 'add', '.')
+  sh(src, 'commit', '-q', '-m', 'odd names')
+  sh(src, 'push', '-q', path.join(fx.data, 'repos/demo.git'), 'main:oddnames')
+  for (const [p, content] of [
+    ['back\\slash.txt', 'back\n'],
+    ['esc\x1b[31m.txt', 'esc\n'],
+  ] as const) {
+    const r = await api('alice', 'GET', `/repos/demo/file?ref=oddnames&path=${encodeURIComponent(p)}`)
+    t.equal(r.status, 200, JSON.stringify(p))
+    t.equal(r.body.content, content)
+    const log = await api('alice', 'GET', `/repos/demo/log?ref=oddnames&path=${encodeURIComponent(p)}`)
+    t.equal(log.body.commits?.length, 1, `the log of ${JSON.stringify(p)}`)
+  }
+  const literal = await api('alice', 'GET', `/repos/demo/file?path=${encodeURIComponent('lib\\util.ts')}`)
+  t.equal(literal.status, 404, 'lib\\util.ts is a name of its own, not lib/util.ts')
+  const ws = await api('alice', 'POST', '/repos/demo/workspaces', { base: 'main' })
+  for (const p of ['lib\\util.ts', 'a\x1bb', 'tab\there']) {
+    const w = await api('alice', 'PUT', `/workspaces/${ws.body.id}/files`, { path: p, content: 'x' })
+    t.equal(w.status, 422, `writing ${JSON.stringify(p)} is refused`)
+    t.equal(w.body.error.code, 'invalid')
   }
 })
 

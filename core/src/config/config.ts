@@ -24,6 +24,10 @@ export interface PluginOptionsWithChecks extends PluginOptionsEntry {
 }
 
 export interface Config {
+  /** Local mode's repository (`.`: the one the working directory is in); ag-mcp itself never reads it. */
+  local: string | undefined
+  /** Local mode's identity for the agent's commits (--agent-name, --agent-email); checked there. */
+  agent: { name: string | undefined; email: string | undefined }
   /** undefined: the groups marked default. */
   allow: readonly string[] | undefined
   enable: readonly string[]
@@ -38,6 +42,8 @@ export interface Config {
   shutdownTimeoutMs: number
   logLevel: LogLevel
   logFile: string | undefined
+  /** --server-name: the advertised serverInfo name, when the operator sets one. */
+  serverName: string | undefined
   /** Each plugin's options by option name (without its prefix), defaults applied, checked. */
   plugins: Readonly<Record<string, Readonly<Record<string, OptionValue>>>>
 }
@@ -45,6 +51,8 @@ export interface Config {
 export interface Startup {
   config: Readonly<Config>
   info: ParsedArgs['info']
+  /** The flags some source set (argv, environment, config file), whatever their value. */
+  given: ReadonlySet<string>
 }
 
 /** Keys a config file may never hold: a token value belongs in a 0600 file or the environment. */
@@ -70,7 +78,7 @@ export function loadConfig(
   }
   Object.assign(merged, parsed.flags)
   const config: Config = { ...build(merged, parsed.enable), plugins: pluginValues(merged, plugins) }
-  return { config: Object.freeze(config), info: parsed.info }
+  return { config: Object.freeze(config), info: parsed.info, given: new Set(Object.keys(merged)) }
 }
 
 function readConfigFile(path: string, looksSecret: (v: string) => boolean, table: FlagTable): RawFlags {
@@ -111,6 +119,10 @@ function readConfigFile(path: string, looksSecret: (v: string) => boolean, table
       throw new UsageError(
         `--config ${path}: unknown key "${key}"; keys are flag names without dashes, e.g. "max-output-bytes"`,
       )
+    if (spec.bare !== undefined && typeof value === 'boolean') {
+      if (value) out[key] = spec.bare
+      continue
+    }
     out[key] = coerce(spec, value, `--config ${path}: "${key}"`)
   }
   return out
@@ -138,6 +150,14 @@ function coerce(spec: FlagSpec, value: unknown, where: string): RawValue {
   throw new UsageError(`${where} must be a ${spec.type}`)
 }
 
+/** A part of a git identity: git would drop <, > and line breaks, so they are refused. */
+function agentPart(flag: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined
+  if (v.trim() === '') throw new UsageError(`--${flag} needs a value`)
+  if (/[<>\n]/.test(v)) throw new UsageError(`--${flag} cannot contain <, > or a line break (git would drop them)`)
+  return v
+}
+
 function build(raw: RawFlags, enable: readonly string[]): Omit<Config, 'plugins'> {
   const get = <T extends RawValue>(name: FlagName): T | undefined =>
     (raw[name] ?? (FLAGS[name] as FlagSpec).default) as T | undefined
@@ -146,6 +166,11 @@ function build(raw: RawFlags, enable: readonly string[]): Omit<Config, 'plugins'
     throw new UsageError(`--log-level must be debug, info, warn, error or silent, got "${logLevel}"`)
   const allowInsecureHttp = get<boolean>('allow-insecure-http') ?? false
   return {
+    local: get<string>('local'),
+    agent: {
+      name: agentPart('agent-name', get<string>('agent-name')),
+      email: agentPart('agent-email', get<string>('agent-email')),
+    },
     allow: checkAllow(get<string[]>('allow')),
     enable: [...enable],
     repo: checkGlobs('repo', get<string[]>('repo') ?? []),
@@ -159,7 +184,16 @@ function build(raw: RawFlags, enable: readonly string[]): Omit<Config, 'plugins'
     shutdownTimeoutMs: atLeast('shutdown-timeout-ms', get<number>('shutdown-timeout-ms'), 0),
     logLevel: logLevel as LogLevel,
     logFile: get<string>('log-file'),
+    serverName: checkServerName(get<string>('server-name')),
   }
+}
+
+/** A name a client compares with a peer's: plain, short, and nothing a terminal would act on. */
+function checkServerName(name: string | undefined): string | undefined {
+  if (name === undefined || /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) return name
+  throw new UsageError(
+    `--server-name must be 1-64 letters, digits, dots, dashes or underscores (starting with a letter or digit), got ${JSON.stringify(name)}`,
+  )
 }
 
 /**
@@ -217,7 +251,7 @@ function checkDirectory(dir: string, flag: string): string {
 function checkAllow(allow: string[] | undefined): string[] | undefined {
   if (allow !== undefined && allow.length === 0)
     throw new UsageError(
-      '--allow is empty: name the groups to enable (e.g. --allow read,workspace,propose), or leave --allow out for the default groups',
+      '--allow is empty: name the groups to enable (e.g. --allow read,workspace,propose, or --allow +continuity to add one to the defaults), or leave --allow out for the default groups',
     )
   return allow
 }

@@ -14,6 +14,11 @@ export interface FlagSpec {
   value?: string
   /** Not accepted from the config file (where a value could leak or loop). */
   cliOnly?: boolean
+  /**
+   * A string flag whose value may be left out: its value when given bare (`--local`, or `true`
+   * in the config file or the environment); `false` there leaves it unset.
+   */
+  bare?: string
   /** Set for a plugin's option: whose it is and what the core does with it. */
   plugin?: { name: string; option: string; role?: OptionRole }
 }
@@ -21,10 +26,30 @@ export interface FlagSpec {
 export type FlagTable = Readonly<Record<string, FlagSpec>>
 
 export const FLAGS = {
+  local: {
+    type: 'string',
+    value: '[REPO]',
+    bare: '.',
+    describe:
+      'Local mode: serve REPO (default: the repository you are in) through a private ag-server with a token of its own; excludes --upstream, --token-file and --token-env. In a config file: true, or the path.',
+  },
+  'agent-name': {
+    type: 'string',
+    value: 'NAME',
+    describe:
+      'Local mode: the name on the agent\'s commits (default: git config ag-mcp.agentName, else "ag-mcp"; "(agent)" is added unless it says agent).',
+  },
+  'agent-email': {
+    type: 'string',
+    value: 'EMAIL',
+    describe:
+      "Local mode: the email on the agent's commits (default: git config ag-mcp.agentEmail, else <session>@agent.agwp.invalid).",
+  },
   allow: {
     type: 'list',
     value: 'GROUPS',
-    describe: 'Comma-separated tool groups to enable (default: every group marked default). review must be named here.',
+    describe:
+      'Comma-separated tool groups to enable; default names the default set and +GROUP adds one to it (--allow +continuity). Default: read, workspace, propose, coordinate with an upstream or --local, and agit in a git repository.',
   },
   repo: {
     type: 'list',
@@ -83,6 +108,12 @@ export const FLAGS = {
     describe: 'debug, info, warn, error or silent. Logs go to stderr only.',
   },
   'log-file': { type: 'string', value: 'PATH', describe: 'Also append log lines to this file.' },
+  'server-name': {
+    type: 'string',
+    value: 'NAME',
+    describe:
+      'The serverInfo name to advertise (default: ag-mcp, or the peer the enabled groups stand in for, e.g. agentpack for --allow continuity,bundles).',
+  },
   config: {
     type: 'string',
     value: 'PATH',

@@ -53,10 +53,13 @@ export function parseArgv(argv: readonly string[], table: FlagTable): ParsedArgs
     let value = inline
     if (value === undefined) {
       const next = argv[i + 1]
-      if (next === undefined || next.startsWith('--'))
-        throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type})`)
-      value = next
-      i++
+      if (next === undefined || next.startsWith('--')) {
+        if (spec.bare === undefined) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type})`)
+        value = spec.bare
+      } else {
+        value = next
+        i++
+      }
     }
     setValue(flags, name, spec, value, `--${name}`)
   }
@@ -86,7 +89,11 @@ export function setValue(flags: RawFlags, name: string, spec: FlagSpec, value: s
       flags[name] = parseBoolean(where, value)
       return
     case 'string':
-      flags[name] = value
+      // A flag that may stand bare reads true/false as on (its bare value) or off.
+      if (spec.bare !== undefined && ['true', '1', 'false', '0'].includes(value)) {
+        if (value === 'true' || value === '1') flags[name] = spec.bare
+        else delete flags[name]
+      } else flags[name] = value
   }
 }
 

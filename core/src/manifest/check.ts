@@ -73,6 +73,13 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       if (tool.textField !== undefined && !(tool.textField in tool.output.properties)) {
         problems.push(`${at}: textField "${tool.textField}" is not an output property`)
       }
+      // A peer group's first content item is the text: every result must have one.
+      if (m.peer && (tool.textField === undefined || !(tool.output.required ?? []).includes(tool.textField)))
+        problems.push(`${at}: a tool of a peer group needs a textField that its output requires`)
+      for (const [key, field] of Object.entries(tool.resultMeta ?? {})) {
+        if (!(field in tool.output.properties))
+          problems.push(`${at}: resultMeta "${key}" names "${field}", which is not an output property`)
+      }
       const a = tool.annotations as unknown as Record<string, unknown> | undefined
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
         if (typeof a?.[hint] !== 'boolean') problems.push(`${at}: annotation ${hint} must be set explicitly`)
@@ -109,6 +116,7 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       }
     }
   }
+  problems.push(...checkPeers(manifests))
   const allTools = manifests.flatMap((m) => m.tools.map((t) => ({ group: m.group, tool: t })))
   const answered = new Map<string, string>()
   const altNames = new Set<string>()
@@ -187,4 +195,18 @@ function containsKey(value: unknown, key: string): boolean {
     for (const [k, v] of Object.entries(value)) if (k === key || containsKey(v, key)) return true
   }
   return false
+}
+
+/** Groups naming one peer advertise one identity: they must agree on what it says. */
+function checkPeers(manifests: readonly GroupManifest[]): string[] {
+  const problems: string[] = []
+  const seen = new Map<string, { group: string; listTtlMs: number | undefined }>()
+  for (const m of manifests) {
+    if (!m.peer) continue
+    const prior = seen.get(m.peer.name)
+    if (prior && prior.listTtlMs !== m.peer.listTtlMs)
+      problems.push(`manifest ${m.group}: peer "${m.peer.name}" has another listTtlMs in group "${prior.group}"`)
+    seen.set(m.peer.name, { group: m.group, listTtlMs: m.peer.listTtlMs })
+  }
+  return problems
 }

@@ -5,6 +5,7 @@ import type {
   BundledGroupManifest,
   GroupAccess,
   GroupManifest,
+  PeerManifest,
   PromptManifest,
   RegisteredTool,
   ResourceManifest,
@@ -17,6 +18,7 @@ export interface GroupInfo {
   description: string
   access: GroupAccess
   tools: readonly string[]
+  peer?: PeerManifest
 }
 
 export interface RegisteredAttachment extends AttachmentManifest {
@@ -48,7 +50,14 @@ export class Registry {
     const groups = new Map<string, GroupInfo>()
     for (const m of manifests) {
       const tools = 'toolNames' in m ? m.toolNames : m.tools.map((t) => t.name)
-      groups.set(m.group, { name: m.group, plugin: m.plugin, description: m.description, access: m.access, tools })
+      groups.set(m.group, {
+        name: m.group,
+        plugin: m.plugin,
+        description: m.description,
+        access: m.access,
+        tools,
+        ...(m.peer ? { peer: m.peer } : {}),
+      })
       for (const name of tools) this.groupOfTool.set(name, m)
       const alts =
         'toolNames' in m
@@ -126,6 +135,16 @@ export class Registry {
     return this.enabledGroups(enabled).flatMap((m) => this.parts(m).prompts)
   }
 
+  /**
+   * The peer the enabled groups stand in for: one named by every enabled group that is not
+   * always on (the core's own), else none. A process has one serverInfo, so a mix has none.
+   */
+  peerOf(enabled: ReadonlySet<string>): PeerManifest | undefined {
+    const own = [...enabled].map((g) => this.groups.get(g)).filter((g) => g !== undefined && g.access !== 'always')
+    const first = own[0]?.peer
+    return first && own.every((g) => g?.peer?.name === first.name) ? first : undefined
+  }
+
   private enabledGroups(enabled: ReadonlySet<string>): GroupManifest[] {
     return this.manifests.filter((m) => enabled.has(m.group))
   }
@@ -148,7 +167,8 @@ export class Registry {
   private registered(m: GroupManifest): Map<string, RegisteredTool> {
     let tools = this.toolsOf.get(m)
     if (!tools) {
-      tools = new Map(m.tools.map((t) => [t.name, { ...t, group: m.group, plugin: m.plugin }]))
+      const peer = m.peer ? { peer: m.peer } : {}
+      tools = new Map(m.tools.map((t) => [t.name, { ...t, group: m.group, plugin: m.plugin, ...peer }]))
       this.toolsOf.set(m, tools)
     }
     return tools

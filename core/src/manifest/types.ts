@@ -30,6 +30,8 @@ export interface ToolManifest {
   output: ObjectSchema
   dataKind: string
   textField?: string
+  /** Result `_meta` entries: each key gets the named top-level output field, when the result has it. */
+  resultMeta?: Record<string, string>
   /** Top-level output fields naming repositories (a list, or an object keyed by name): filtered to --repo. */
   repoFields?: string[]
   repoArg?: string
@@ -107,6 +109,20 @@ export interface AttachmentManifest {
 
 export type GroupAccess = 'always' | 'default' | 'opt-in' | 'flag-only'
 
+/**
+ * A group that is a drop-in for another MCP server (its peer): what a peer client parses is the
+ * peer's text, so each tool's textField is the first content item as the peer prints it (after
+ * sanitize, scrub and bound) and ag-mcp's trusted summary is a second item, not a wrapper.
+ */
+export interface PeerManifest {
+  /** The peer's serverInfo name, advertised when every enabled group that is not always on names it. */
+  name: string
+  /** The peer's ttlMs on discover and list results, under the same condition. */
+  listTtlMs?: number
+  /** The plugin's refusals: isError results (`result`) or JSON-RPC -32000 errors (`json-rpc`), as the peer answers them. */
+  failures: 'result' | 'json-rpc'
+}
+
 export interface GroupManifest {
   group: string
   plugin: string
@@ -117,6 +133,7 @@ export interface GroupManifest {
   resourceTemplates?: ResourceTemplateManifest[]
   prompts?: PromptManifest[]
   attachments?: AttachmentManifest[]
+  peer?: PeerManifest
 }
 
 /**
@@ -134,4 +151,6 @@ export interface BundledGroupManifest extends GroupManifest {
 export interface RegisteredTool extends ToolManifest {
   group: string
   plugin: string
+  /** The group's peer, when it is a drop-in for one (rendering follows the peer's text). */
+  peer?: PeerManifest
 }

@@ -49,8 +49,13 @@ export interface CallOptions {
 }
 
 export interface CallOutcome {
+  /** The first content item. */
   text: string
+  /** A second text item after it (a peer group's trusted summary), when there is one. */
+  trailer?: string
   structured?: Record<string, unknown>
+  /** Entries of the result's `_meta` (the modern era adds its own beside them). */
+  meta?: Record<string, unknown>
   isError: boolean
 }
 

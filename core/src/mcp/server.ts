@@ -44,6 +44,12 @@ export interface McpServerOptions {
   pageSize: number
   /** Cache hint for list results, in milliseconds. */
   listTtlMs: number
+  /**
+   * Answer a request that has neither modern `_meta` nor a prior `initialize` in the legacy
+   * fallback revision instead of refusing it, as the peers ag-mcp stands in for do (their
+   * clients and tests send tools/call straight away). The process's revision is not fixed by it.
+   */
+  handshakeOptional?: boolean
   /** How many tools/call and resources/read run at once; more wait their turn. */
   maxConcurrentCalls?: number
   /** Told each time a call finishes (the reader may take more requests). */
@@ -372,6 +378,7 @@ export class McpServer {
     if (method === 'initialize') return eraOf(LEGACY_FALLBACK) // refined by initialize itself
     if (this.legacy) return this.legacy
     if (method === 'ping') return MODERN
+    if (this.opts.handshakeOptional) return eraOf(LEGACY_FALLBACK)
     throw new RpcError(
       INVALID_PARAMS,
       `Invalid params: _meta["${META_VERSION}"] and _meta["${META_CAPABILITIES}"] are required on every ${MODERN_REVISION} request; clients of ${ALL_REVISIONS.slice(1).join(', ')} must send initialize first`,
@@ -506,7 +513,10 @@ export class McpServer {
     const out: Record<string, unknown> = {}
     for (const key of Object.keys(result)) out[key] = result[key]
     out['resultType'] = 'complete'
-    out['_meta'] = this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.pipeline.identity) }
+    this.modernMeta ??= { [META_SERVER_INFO]: implementationShape(era, this.opts.pipeline.identity) }
+    const meta = this.modernMeta
+    const own = result['_meta']
+    out['_meta'] = isObject(own) ? { ...own, ...meta } : meta
     return out
   }
 

@@ -53,9 +53,12 @@ export function promptShape(era: Era, p: PromptView): Record<string, unknown> {
 }
 
 export function callResultShape(era: Era, o: CallOutcome): Record<string, unknown> {
-  const out: Record<string, unknown> = { content: [{ type: 'text', text: o.text }] }
+  const content = [{ type: 'text', text: o.text }]
+  if (o.trailer !== undefined) content.push({ type: 'text', text: o.trailer })
+  const out: Record<string, unknown> = { content }
   if (era.structured && o.structured !== undefined) out['structuredContent'] = o.structured
   if (o.isError) out['isError'] = true
+  if (o.meta !== undefined) out['_meta'] = o.meta
   return out
 }
 

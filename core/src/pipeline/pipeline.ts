@@ -24,7 +24,7 @@ import type { AskEnv } from './attachments.ts'
 import type { LoadedPlugin, PluginSet } from './plugins.ts'
 import { checkCallPolicy, scopeRepoFields } from './policy-check.ts'
 import type { CallPolicy } from './policy-check.ts'
-import { renderError, renderSuccess } from './render.ts'
+import { renderError, renderPeerFailure, renderSuccess } from './render.ts'
 import type { RenderEnv } from './render.ts'
 import { matchTemplate } from './uri-template.ts'
 import { describeErrors, loadValidators } from './validation.ts'
@@ -63,13 +63,16 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     }
   })
 
+  // Default groups that cannot work here: the refusal's --allow suggestion leaves them out too.
+  const absentGroups = new Map(Object.entries(o.serverInfo.absent ?? {}))
+
   async function run(tool: RegisteredTool, args: unknown, opts: CallOptions): Promise<CallOutcome> {
     const view = shownAs.get(tool.name) ?? tool
     const group = o.registry.groups.get(tool.group)
     if (!group || !o.enabled.has(tool.group))
       return renderError(
         view,
-        `refused: ${group ? disabledToolMessage(view.name, group, o.enabled, o.registry.groups) : 'its group is unknown'}`,
+        `refused: ${group ? disabledToolMessage(view.name, group, o.enabled, o.registry.groups, absentGroups) : 'its group is unknown'}`,
         undefined,
         env,
       )
@@ -94,12 +97,16 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         env,
       )
     if (!validators.input(args)) {
-      return renderError(
-        view,
-        `refused: the arguments do not match the input schema: ${describeErrors(validators.input.errors).join('; ')}.`,
-        undefined,
-        env,
-      )
+      const problems = describeErrors(validators.input.errors).join('; ')
+      const peerWords = view.peer ? await peerRefusal(tool, args as Record<string, unknown>) : undefined
+      if (peerWords !== undefined && view.peer)
+        return renderPeerFailure(
+          { name: view.name, peer: view.peer },
+          'refused: its arguments; the reason is above.',
+          peerWords,
+          env,
+        )
+      return renderError(view, `refused: the arguments do not match the input schema: ${problems}.`, undefined, env)
     }
     // A name ag-mcp showed escaped (a file whose name holds a hidden or control character)
     // is taken back as the real name, before any policy check sees it.
@@ -162,6 +169,13 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         // The code may come from the upstream: named in the trusted line only when it is a plain
         // error code; anything else travels with the quoted message.
         const plain = PLAIN_CODE.test(e.code)
+        if (view.peer)
+          return renderPeerFailure(
+            { name: view.name, peer: view.peer },
+            `failed: ${who} ${plain ? e.code : 'an unrecognised error code'}.${retry} Its message is above.`,
+            e.message,
+            env,
+          )
         return renderError(
           view,
           `failed: ${who} ${plain ? e.code : 'an unrecognised error code'}.${retry} Its message, quoted:`,
@@ -189,6 +203,16 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     if (tool.repoFields !== undefined && o.policy.repoGlobs.length > 0)
       data = await scopeRepoFields(o.policy.repoGlobs, tool.repoFields, data)
     return renderSuccess(view, data, env, opts.structured)
+  }
+
+  /** The peer's words for arguments the schema refused, if the tool's plugin has them (never fatal). */
+  async function peerRefusal(tool: RegisteredTool, args: Record<string, unknown>): Promise<string | undefined> {
+    const loaded = await o.plugins.get(tool.plugin).catch(() => undefined)
+    try {
+      return loaded?.plugin.peerRefusal?.(tool.name, args)
+    } catch {
+      return undefined
+    }
   }
 
   async function call(name: string, args: unknown, opts: CallOptions): Promise<CallOutcome> {

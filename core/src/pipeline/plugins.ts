@@ -41,6 +41,9 @@ const NO_CREDENTIAL: TokenSource = { current: async () => undefined, refresh: as
 export class PluginSet {
   private readonly loaded = new Map<string, Promise<LoadedPlugin>>()
   private started = false
+  /** Aborted when the session ends: start-up checks still running stop, and say nothing. */
+  private readonly ending = new AbortController()
+  private readonly checks: Promise<void>[] = []
 
   constructor(
     private readonly bundled: BundledPlugins,
@@ -68,17 +71,29 @@ export class PluginSet {
   runStartChecks(): void {
     if (this.started) return
     this.started = true
+    const signal = this.ending.signal
     for (const [name, entry] of Object.entries(this.bundled)) {
       if (entry.starts !== true || (this.env.groups?.[name]?.length ?? 0) === 0) continue
-      this.get(name)
-        .then(({ plugin, state, init }) => plugin.start?.(state, init))
+      const check = this.get(name)
+        .then(({ plugin, state, init }) => (signal.aborted ? undefined : plugin.start?.(state, init, signal)))
         .catch((e: unknown) =>
           this.env.log.debug('start-up check not run', {
             plugin: name,
             error: e instanceof Error ? e.message : ((e as { message?: unknown }).message ?? String(e)),
           }),
         )
+      this.checks.push(check)
     }
+  }
+
+  /**
+   * At the end of the session: start-up checks still running are aborted, and settle before the
+   * process goes on (local mode then revokes the token a check may be using: a 401 from that is
+   * the session's end, not a problem to warn about).
+   */
+  async stopStartChecks(): Promise<void> {
+    this.ending.abort()
+    await Promise.allSettled(this.checks)
   }
 
   private async start(name: string, entry: BundledPlugin): Promise<LoadedPlugin> {
@@ -109,8 +124,9 @@ let gitTopLevel: Promise<string | undefined> | undefined
  * (a process that never calls one never spawns git). With a `marker` (Agentpack's
  * `.agentpack`), the nearest ancestor of the working directory holding it wins, so a pack in a
  * sub-project is the root its tools and their path checks use; the walk stops at the git top
- * level, so a stray marker above the repository never widens what the plugin may write. Always
- * a real path: symlinks resolved, so the path checks compare like with like.
+ * level, so a stray marker above the repository never widens what the plugin may write; outside
+ * a repository only the working directory itself, when it holds the marker. Always a real path:
+ * symlinks resolved, so the path checks compare like with like.
  */
 async function resolveRoot(given: OptionValue, flag: string, marker: string | undefined): Promise<string> {
   const { realpath, stat } = process.getBuiltinModule('node:fs/promises')
@@ -123,6 +139,16 @@ async function resolveRoot(given: OptionValue, flag: string, marker: string | un
       )
   })
   const top = await gitTopLevel
+  const { dirname, join, sep } = process.getBuiltinModule('node:path')
+  const holds = (dir: string) =>
+    stat(join(dir, marker ?? '')).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+  // Outside a repository nothing bounds a walk up, so only the working directory itself may be
+  // the root, when it holds the marker (a pack made with `agentpack init` in a plain folder).
+  if ((top === undefined || top === '') && marker !== undefined && (await holds(process.cwd())))
+    return realpath(process.cwd())
   if (top === undefined || top === '')
     throw localFailure(
       'not_configured',
@@ -130,15 +156,8 @@ async function resolveRoot(given: OptionValue, flag: string, marker: string | un
     )
   const real = await realpath(top)
   if (marker === undefined) return real
-  const { dirname, join, sep } = process.getBuiltinModule('node:path')
   let dir = await realpath(process.cwd())
   if (!dir.startsWith(real + sep)) return real
-  for (; dir !== real; dir = dirname(dir)) {
-    const found = await stat(join(dir, marker)).then(
-      (s) => s.isDirectory(),
-      () => false,
-    )
-    if (found) return dir
-  }
+  for (; dir !== real; dir = dirname(dir)) if (await holds(dir)) return dir
   return real
 }

@@ -1,5 +1,10 @@
 // Which groups the operator enabled, from --allow and --enable-<group>, following each
 // group's declared access. Every refusal says what failed and which flag fixes it.
+//
+// --allow (a flag, AG_MCP_ALLOW or the config file's "allow": one list) names groups, and two
+// words that save spelling the defaults out: `default` (the default set, as it would be without
+// --allow) and `+GROUP` (GROUP added to the default set). `--allow +continuity` is
+// `--allow default,continuity`.
 import type { GroupInfo } from '../manifest/registry.ts'
 
 /** Group names that must never be enabled, with the reason shown to the operator. */
@@ -8,7 +13,18 @@ const FORBIDDEN: Record<string, string> = {
     'there is no admin group: policy, roles and credentials are deliberately not reachable through MCP (a hijacked agent must not be able to widen its own authority); use the ag-server CLI for administration',
 }
 
+/** The word in --allow that stands for the default set. */
+export const DEFAULT_WORD = 'default'
+
 export type GroupResolution = { ok: true; enabled: Set<string>; warnings: string[] } | { ok: false; error: string }
+
+/** The groups on when --allow is not given: every `default` group that can work here. */
+export function defaultGroups(
+  groups: ReadonlyMap<string, GroupInfo>,
+  unavailable: ReadonlyMap<string, string> = new Map(),
+): string[] {
+  return [...groups.values()].filter((g) => g.access === 'default' && !unavailable.has(g.name)).map((g) => g.name)
+}
 
 export function resolveGroups(
   groups: ReadonlyMap<string, GroupInfo>,
@@ -23,16 +39,22 @@ export function resolveGroups(
   const selectable = [...groups.values()]
     .filter((g) => g.access === 'default' || g.access === 'opt-in')
     .map((g) => g.name)
-  const requested =
-    allow ?? [...groups.values()].filter((g) => g.access === 'default' && !unavailable.has(g.name)).map((g) => g.name)
-  for (const raw of requested) {
-    const name = raw.trim()
-    if (name === '') continue
+  const words = (allow ?? [DEFAULT_WORD]).map((w) => w.trim()).filter((w) => w !== '')
+  const requested = words.some((w) => w === DEFAULT_WORD || w.startsWith('+'))
+    ? [
+        ...defaultGroups(groups, unavailable),
+        ...words.filter((w) => w !== DEFAULT_WORD).map((w) => w.replace(/^\+/, '')),
+      ]
+    : words
+  for (const name of requested) {
     const forbidden = FORBIDDEN[name]
     if (forbidden !== undefined) return { ok: false, error: `--allow ${name} is refused: ${forbidden}.` }
     const g = groups.get(name)
     if (!g)
-      return { ok: false, error: `--allow names unknown group "${name}"; valid groups: ${selectable.join(', ')}.` }
+      return {
+        ok: false,
+        error: `--allow names unknown group "${name}"; valid groups: ${selectable.join(', ')} (and ${DEFAULT_WORD} for the default set, or +GROUP to add one to it).`,
+      }
     if (g.access === 'flag-only') {
       return {
         ok: false,
@@ -51,22 +73,37 @@ export function resolveGroups(
   return { ok: true, enabled, warnings }
 }
 
+/**
+ * The --allow value that enables `group` beside what is enabled now: `+group` when the rest is
+ * exactly the default set, else the whole list spelled out.
+ */
+export function allowWith(
+  group: string,
+  enabled: ReadonlySet<string>,
+  groups: ReadonlyMap<string, GroupInfo>,
+  unavailable: ReadonlyMap<string, string> = new Map(),
+): string {
+  const named = [...enabled].filter((n) => groups.get(n)?.access === 'default' || groups.get(n)?.access === 'opt-in')
+  const defaults = defaultGroups(groups, unavailable)
+  const isDefault = named.length === defaults.length && defaults.every((d) => named.includes(d))
+  return `--allow ${isDefault ? `+${group}` : [...named, group].join(',')}`
+}
+
 /** The explained refusal for a tool whose group is not enabled. */
 export function disabledToolMessage(
   tool: string,
   g: GroupInfo,
   enabled: ReadonlySet<string>,
   groups: ReadonlyMap<string, GroupInfo>,
+  unavailable: ReadonlyMap<string, string> = new Map(),
 ): string {
-  const allowList = [...enabled].filter(
-    (n) => groups.get(n)?.access === 'default' || groups.get(n)?.access === 'opt-in',
-  )
+  const allow = allowWith(g.name, enabled, groups, unavailable)
   switch (g.access) {
     case 'flag-only':
       return `Tool ${tool} belongs to the "${g.name}" group, which this server has not enabled. The operator can enable it only with --enable-${g.name}.`
     case 'opt-in':
-      return `Tool ${tool} belongs to the "${g.name}" group, which this server has not enabled. The operator can enable it by naming it in --allow (here: --allow ${[...allowList, g.name].join(',')}).`
+      return `Tool ${tool} belongs to the "${g.name}" group, which this server has not enabled. The operator can enable it by naming it in --allow (here: ${allow}).`
     default:
-      return `Tool ${tool} belongs to the "${g.name}" group, which the operator left out of --allow. The operator can enable it by adding it (here: --allow ${[...allowList, g.name].join(',')}).`
+      return `Tool ${tool} belongs to the "${g.name}" group, which the operator left out of --allow. The operator can enable it by adding it (here: ${allow}).`
   }
 }

@@ -12,28 +12,33 @@ export interface DeepMapResult {
 
 /**
  * Returns `value` with `fn` applied to every string and every object key; a string value comes
- * with the key it is held under (an array's items with the array's). The input is never
+ * with the key it is held under and the object holding that key (an array's items with the
+ * array's). The input is never
  * mutated; a subtree in which nothing changed is returned as is (shared, not copied), so clean
  * data, the common case, costs one walk and no allocation. When two keys map to the same string,
  * a key that `fn` left unchanged wins over a changed one (so `{"path": a, "path\u200b": b}`
  * keeps `a`), otherwise the first in order wins; the loser is dropped and counted.
  * Throws a TypeError on nesting deeper than MAX_DEPTH (which a cycle always reaches).
  */
-export function mapStringsDeep(value: unknown, fn: (s: string, key?: string) => string): DeepMapResult {
+export function mapStringsDeep(
+  value: unknown,
+  fn: (s: string, key?: string, holder?: object) => string,
+): DeepMapResult {
   let droppedKeys = 0
 
   // No set of visited objects: a cycle is an endless nesting and hits MAX_DEPTH, and skipping
   // the bookkeeping matters (this runs on every string of every result).
-  // `at`: the property a value is held under (array items inherit their array's), for `fn`.
-  const walk = (v: unknown, depth: number, at?: string): unknown => {
-    if (typeof v === 'string') return fn(v, at)
+  // `at`: the property a value is held under, `holder` the object holding it (array items
+  // inherit their array's), for `fn`.
+  const walk = (v: unknown, depth: number, at?: string, holder?: object): unknown => {
+    if (typeof v === 'string') return fn(v, at, holder)
     if (typeof v !== 'object' || v === null) return v
     if (depth >= MAX_DEPTH) throw new TypeError(`value nested deeper than ${MAX_DEPTH} levels (or cyclic)`)
     if (Array.isArray(v)) {
       let copy: unknown[] | undefined
       for (let i = 0; i < v.length; i++) {
         const item: unknown = v[i]
-        const mapped = walk(item, depth + 1, at)
+        const mapped = walk(item, depth + 1, at, holder)
         if (copy) copy.push(mapped)
         else if (mapped !== item) {
           copy = v.slice(0, i)
@@ -50,7 +55,7 @@ export function mapStringsDeep(value: unknown, fn: (s: string, key?: string) => 
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as string
       const mk = fn(key)
-      const item = walk(src[key], depth + 1, key)
+      const item = walk(src[key], depth + 1, key, src)
       if (!mappedKeys || !items) {
         if (mk === key && item === src[key]) continue
         mappedKeys = keys.slice(0, i)

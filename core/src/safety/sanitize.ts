@@ -251,13 +251,31 @@ function sanitizeFrom(s: string, first: number): SanitizeResult {
 }
 
 /**
- * Object keys whose string values name files (or repositories): a hidden or control character
- * there is not removed but escaped as `\u{…}` (and counted), so the name shown is one the
- * tools accept back (unescapeName) instead of a cleaned name that does not exist.
+ * Object keys whose string values name files: a hidden or control character there is not
+ * removed but escaped as `\u{…}` (and counted), so the name shown is one the tools accept back
+ * (unescapeName) instead of a cleaned name that does not exist. Only path-like values: any other
+ * value (a commit's author, a title) is cleaned, as text is, leaving no `\u{1b}[32m` residue.
  */
-export const NAME_KEYS: ReadonlySet<string> = new Set(['path', 'old_path', 'name', 'paths', 'from', 'to'])
+const NAME_KEYS: ReadonlySet<string> = new Set(['path', 'old_path', 'paths', 'from', 'to'])
 
-const ESCAPED = /\\u\{([0-9a-fA-F]{1,6})\}/g
+/**
+ * Is the string under `key`, in the object `holder`, a file name? A NAME_KEYS value, or the
+ * `name` of a directory entry: an object that also holds a `path` (the name is its last
+ * segment, so it is escaped the same way and still joins to it).
+ */
+export function isNameValue(key: string | undefined, holder: object | undefined): boolean {
+  if (key === undefined) return false
+  if (NAME_KEYS.has(key)) return true
+  return key === 'name' && holder !== undefined && typeof (holder as Record<string, unknown>)['path'] === 'string'
+}
+
+/**
+ * An escape as escapeName writes it, behind one backslash or more: the fenced JSON line shows
+ * `\u{202e}` as `\\u{202e}` (JSON doubles a backslash), and a model copying the text copies
+ * that. escapeName writes a real backslash as `\u{5c}`, so a shown name never holds two
+ * backslashes in a row and the doubled form means the same escape.
+ */
+const ESCAPED = /\\+u\{([0-9a-fA-F]{1,6})\}/g
 
 /**
  * A name with every code point sanitize would remove, TAB, LF and the backslash itself written
@@ -287,7 +305,10 @@ export function escapeName(s: string): SanitizeResult {
   return { text: out, removed: escaped }
 }
 
-/** The name escapeName showed, back as it is (a string without escapes is returned as is). */
+/**
+ * The name escapeName showed, back as it is, also when copied from the JSON text with its
+ * backslash doubled (a string without escapes is returned as is).
+ */
 export function unescapeName(s: string): string {
   if (!s.includes('\\u{')) return s
   return s.replace(ESCAPED, (m, hex: string) => {
@@ -298,14 +319,14 @@ export function unescapeName(s: string): string {
 
 /**
  * Sanitizes every string and object key of a JSON-like value into a new value (the input is not
- * mutated); strings held under a NAME_KEYS key are escaped instead (escapeName). `removed` also
+ * mutated); file names (isNameValue) are escaped instead (escapeName). `removed` also
  * counts object entries dropped because their sanitized key collided with another key (the key
  * that needed no sanitizing wins).
  */
 export function sanitizeDeep(value: unknown): { value: unknown; removed: number } {
   let removed = 0
-  const mapped = mapStringsDeep(value, (s, key) => {
-    if (key !== undefined && NAME_KEYS.has(key)) {
+  const mapped = mapStringsDeep(value, (s, key, holder) => {
+    if (isNameValue(key, holder)) {
       const r = escapeName(s)
       removed += r.removed
       return r.text

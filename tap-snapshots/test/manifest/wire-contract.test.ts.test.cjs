@@ -70,6 +70,27 @@ Object {
             "description": "DEPRECATED - use batch",
             "type": "string",
           },
+          "locations": Object {
+            "description": "DEPRECATED - use batch (the single entry's locations)",
+            "items": Object {
+              "properties": Object {
+                "end_line": Object {
+                  "type": "integer",
+                },
+                "file": Object {
+                  "type": "string",
+                },
+                "start_line": Object {
+                  "type": "integer",
+                },
+              },
+              "required": Array [
+                "file",
+              ],
+              "type": "object",
+            },
+            "type": "array",
+          },
           "repo_path": Object {
             "description": "Rejects the batch unless it is this repository.",
             "type": "string",
@@ -103,7 +124,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {},
         "type": "object",
       },
@@ -129,7 +149,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "filepath": Object {
             "minLength": 1,
@@ -169,7 +188,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "limit": Object {
             "default": 5,
@@ -208,7 +226,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {},
         "type": "object",
       },
@@ -234,7 +251,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "count": Object {
             "default": 5,
@@ -267,7 +283,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "git_hash": Object {
             "maxLength": 64,
@@ -309,7 +324,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "includeEvidence": Object {
             "description": "Include the referenced evidence (default true).",
@@ -389,7 +403,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "json": Object {
             "description": "Return only the structured result.",
@@ -420,6 +433,7 @@ Object {
           },
         },
         "required": Array [
+          "text",
           "bundle",
         ],
         "type": "object",
@@ -434,7 +448,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "asNew": Object {
             "description": "Preview importing under a new task id.",
@@ -469,6 +482,7 @@ Object {
           },
         },
         "required": Array [
+          "text",
           "plan",
         ],
         "type": "object",
@@ -483,7 +497,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "asNew": Object {
             "description": "Import under a deterministic new task id if the id exists.",
@@ -525,6 +538,7 @@ Object {
           },
         },
         "required": Array [
+          "text",
           "applied",
           "result",
         ],
@@ -548,13 +562,10 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "budget": Object {
             "description": "Approximate token budget (≈ characters ÷ 4); wins over preset. Default: the pack's defaultBudget (4000).",
-            "maximum": 200000,
-            "minimum": 100,
-            "type": "integer",
+            "type": "number",
           },
           "preset": Object {
             "description": "Named token budget: quick (1200), chat (4000), agent (8000) or deep (16000). Use quick at task start.",
@@ -634,13 +645,10 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "budget": Object {
             "description": "Approximate token budget (≈ characters ÷ 4); wins over preset. Default: the pack's defaultBudget (4000).",
-            "maximum": 200000,
-            "minimum": 100,
-            "type": "integer",
+            "type": "number",
           },
           "preset": Object {
             "description": "Named token budget: quick (1200), chat (4000), agent (8000) or deep (16000). Use quick at task start.",
@@ -720,7 +728,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "evidence": Object {
             "description": "Evidence ids (from attach_evidence) supporting it.",
@@ -785,7 +792,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "files": Object {
             "description": "Repo-relative paths involved.",
@@ -846,7 +852,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "command": Object {
             "description": "The command that produced it.",
@@ -860,7 +865,7 @@ Object {
           },
           "exitCode": Object {
             "description": "That command's exit code.",
-            "type": "integer",
+            "type": "number",
           },
           "kind": Object {
             "description": "A label such as test, command, note, link or json (json must parse; stored as .json). Default note.",
@@ -909,7 +914,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "path": Object {
             "description": "Repo-relative path of the inspected file (a regular file inside the root).",
@@ -962,7 +966,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "changed": Object {
             "description": "Only sources whose content changed.",
@@ -998,6 +1001,7 @@ Object {
           },
         },
         "required": Array [
+          "text",
           "sources",
           "total",
         ],
@@ -1013,7 +1017,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "json": Object {
             "description": "Return only the structured report.",
@@ -1045,6 +1048,7 @@ Object {
           },
         },
         "required": Array [
+          "text",
           "issues",
           "passport",
         ],
@@ -1060,7 +1064,38 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
+        "properties": Object {},
+        "type": "object",
+      },
+      "name": "release_preflight",
+      "outputSchema": Object {
         "additionalProperties": false,
+        "properties": Object {
+          "ok": Object {
+            "description": "No check failed.",
+            "type": "boolean",
+          },
+          "text": Object {
+            "description": "The report as Agentpack prints it.",
+            "type": "string",
+          },
+        },
+        "required": Array [
+          "text",
+          "ok",
+        ],
+        "type": "object",
+      },
+      "title": "Release preflight",
+    },
+    Object {
+      "annotations": Object {
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+        "readOnlyHint": true,
+      },
+      "inputSchema": Object {
         "properties": Object {},
         "type": "object",
       },
@@ -1096,7 +1131,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "agwpProposal": Object {
             "description": "An AGWP proposal id this passport produced.",
@@ -1206,7 +1240,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "full": Object {
             "description": "Show every field of the passport, not only the summary.",
@@ -1269,7 +1302,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "all": Object {
             "description": "Every task: no filter, no limit.",
@@ -1285,9 +1317,7 @@ Object {
           },
           "limit": Object {
             "description": "At most this many (default 50).",
-            "maximum": 1000,
-            "minimum": 1,
-            "type": "integer",
+            "type": "number",
           },
           "open": Object {
             "description": "Only open tasks.",
@@ -1325,6 +1355,15 @@ Object {
       "outputSchema": Object {
         "additionalProperties": false,
         "properties": Object {
+          "jsonWarnings": Object {
+            "description": "With json: the warnings Agentpack puts in the result's _meta (io.agentpack/taskListWarnings) instead of the text.",
+            "items": Object {
+              "maxLength": 2000,
+              "type": "string",
+            },
+            "maxItems": 200,
+            "type": "array",
+          },
           "tasks": Object {
             "items": Object {
               "type": "object",
@@ -1348,6 +1387,7 @@ Object {
           },
         },
         "required": Array [
+          "text",
           "tasks",
           "total",
           "warnings",
@@ -1364,7 +1404,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "id": Object {
             "description": "The task id to switch to (listed by task_list, or passport_list when the read group is enabled).",
@@ -1411,7 +1450,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {},
         "type": "object",
       },
@@ -1444,7 +1482,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "agwpProposal": Object {
             "description": "An AGWP proposal id this passport produced.",
@@ -1552,7 +1589,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "evidence": Object {
             "description": "Evidence ids backing it.",
@@ -1615,7 +1651,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "evidence": Object {
             "description": "Evidence ids backing the verdict.",
@@ -1685,7 +1720,6 @@ Object {
         "readOnlyHint": false,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "attachments": Object {
             "description": "Filled in by ag-mcp, not by you: records other enabled groups attach (the staged AGIT thoughts when the agit group is enabled), stored in checkpoint.json.",
@@ -1747,7 +1781,6 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "from": Object {
             "description": "Checkpoint id to compare from.",
@@ -1786,13 +1819,10 @@ Object {
         "readOnlyHint": true,
       },
       "inputSchema": Object {
-        "additionalProperties": false,
         "properties": Object {
           "limit": Object {
             "description": "How many recent events (default 30).",
-            "maximum": 1000,
-            "minimum": 1,
-            "type": "integer",
+            "type": "number",
           },
         },
         "type": "object",

@@ -208,3 +208,25 @@ t.test('names are escaped, not cleaned, and the escape comes back (issue 10)', a
   )
   t.equal(deep.removed, 4)
 })
+
+t.test('only path-like values are escaped; an author or a title is cleaned (issue 27)', async (t) => {
+  const deep = sanitizeDeep({
+    author: { name: 'Mal\x1b[32mlory\u202e', email: 'm@x' },
+    repos: [{ name: 'de\u200bmo' }],
+    entries: [{ name: 'a\x1b[1mb', path: 'd/a\x1b[1mb' }],
+  })
+  t.same(deep.value, {
+    author: { name: 'Mallory', email: 'm@x' },
+    repos: [{ name: 'demo' }],
+    entries: [{ name: 'a\\u{1b}[1mb', path: 'd/a\\u{1b}[1mb' }],
+  })
+})
+
+t.test('an escape copied from the JSON text, its backslash doubled, comes back too (issue 27)', async (t) => {
+  for (const name of ['evil\u202egnp.txt', 'a\x1b[2Jb', 'back\\slash', 'literal \\u{41}']) {
+    const shown = escapeName(name).text
+    const inText = JSON.stringify(shown).slice(1, -1)
+    t.not(inText, shown, `${shown} shows as ${inText} in the JSON text`)
+    t.equal(unescapeName(inText), name, `${inText} comes back`)
+  }
+})

@@ -3,7 +3,7 @@
 // block and ours share the hook file, and uninstall removes only ours.
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { getFileHistory } from '../../../plugins/agit/queries.ts'
@@ -28,20 +28,28 @@ t.test('hooks, commits, branches, rewinds', async (t) => {
   const hook = join(dir, '.git/hooks/post-commit')
   writeFileSync(hook, `#!/bin/sh\necho user hook\n${AGIT_BLOCK}`, { mode: 0o755 })
 
-  const init = agit(dir, 'init')
+  const init = agit(dir, 'init', '--write')
   t.match(init, `Initialized .agit/ in ${dir}`)
   t.match(init, 'hook post-commit: appended')
   t.match(init, 'hook post-checkout: created')
-  t.match(init, '.mcp.json: would create', 'host configs are a dry run without --write')
-  t.notOk(existsSync(join(dir, '.mcp.json')))
+  t.match(init, '.mcp.json: created')
   const both = readFileSync(hook, 'utf8')
   t.match(
     both,
     /^#!\/bin\/sh\necho user hook\n# AGIT-HOOK-START[\s\S]*# AGIT-HOOK-END\n# >>> ag-mcp agit hook >>>\n.*agit' 'sync' '--hook' 'post-commit'[\s\S]*# <<< ag-mcp agit hook <<<\n$/,
   )
-  t.match(agit(dir, 'init'), 'hook post-commit: replaced', 'a second init refreshes our block, not a second copy')
+  t.match(agit(dir, 'init'), 'hook post-commit: would refresh', 'a dry run says so')
+  t.match(
+    agit(dir, 'init', '--write'),
+    'hook post-commit: replaced',
+    'a second init refreshes our block, not a second copy',
+  )
   t.equal(readFileSync(hook, 'utf8').split('# >>> ag-mcp agit hook >>>').length, 2)
-  t.match(sh(dir, 'status', '--porcelain'), /^$/, '.agit/ is excluded from git status')
+  t.match(
+    sh(dir, 'status', '--porcelain'),
+    /^\?\? CLAUDE\.md\n$/,
+    '.agit/ and the host files are excluded from git status',
+  )
 
   // A commit links the pending thoughts.
   t.match(agit(dir, 'record', '--intent', 'Fix login'), 'Recorded user intent to staging area')
@@ -123,7 +131,7 @@ t.test('hooks, commits, branches, rewinds', async (t) => {
 
 t.test('hostile file names and messages are data', async (t) => {
   const dir = makeRepo()
-  agit(dir, 'init', '--no-hooks')
+  agit(dir, 'init', '--write', '--no-hooks')
   const weird = ':(top)$(touch pwned)`id`;\n.ts'
   writeFileSync(join(dir, weird), 'x')
   sh(dir, '--literal-pathspecs', 'add', '--', weird)
@@ -145,15 +153,40 @@ t.test('init --write creates host configs and rules only where none exist', asyn
   const dir = makeRepo()
   writeFileSync(join(dir, '.mcp.json'), '{"mine": true}\n')
   const out = agit(dir, 'init', '--write', '--no-hooks')
-  t.match(out, '.mcp.json: exists, left alone')
+  t.match(out, '.mcp.json: exists, left alone (ag-mcp install claude-code --local --write adds')
   t.match(out, 'CLAUDE.md: created')
   t.match(out, '.cursor/mcp.json: created')
   t.equal(readFileSync(join(dir, '.mcp.json'), 'utf8'), '{"mine": true}\n', "the user's file is untouched")
   const cursor = JSON.parse(readFileSync(join(dir, '.cursor/mcp.json'), 'utf8')) as {
     mcpServers: Record<string, { command: string; args: string[] }>
   }
-  t.same(cursor.mcpServers['ag-mcp']?.args, [bin])
+  // The entry `ag-mcp install cursor --local` writes: local mode on this repository, named after it.
+  const name = Object.keys(cursor.mcpServers)
+  t.same(name, [`agentgit-${basename(dir).replace(/[^A-Za-z0-9_-]+/g, '-')}`])
+  t.same(cursor.mcpServers[name[0] as string]?.args, [bin, '--local', dir])
   t.match(readFileSync(join(dir, 'CLAUDE.md'), 'utf8'), 'agit_get_file_history')
   t.notOk(existsSync(join(dir, '.git/hooks/post-commit')), '--no-hooks installs none')
   t.match(agit(dir, 'init'), '.agit/ already exists')
+  t.match(
+    sh(dir, 'status', '--porcelain'),
+    /^\?\? \.mcp\.json\n\?\? CLAUDE\.md\n$/,
+    "the host files it created are excluded from git (the .mcp.json it left alone is the user's)",
+  )
+})
+
+t.test("init --write adds AGIT's rules to a CLAUDE.md the user has, once, keeping the user's text", async (t) => {
+  const dir = makeRepo()
+  const mine = '# My project\n\nUse tabs.' // no final newline: the rules still start after a blank line
+  writeFileSync(join(dir, 'CLAUDE.md'), mine)
+  t.match(agit(dir, 'init', '--no-hooks'), 'CLAUDE.md: would add rules', 'a dry run without --write')
+  t.equal(readFileSync(join(dir, 'CLAUDE.md'), 'utf8'), mine, 'the dry run writes nothing')
+  t.match(agit(dir, 'init', '--write', '--no-hooks'), 'CLAUDE.md: rules added')
+  const once = readFileSync(join(dir, 'CLAUDE.md'), 'utf8')
+  t.ok(
+    once.startsWith(`${mine}\n\n# SYSTEM POLICY: AGIT MEMORY\n`),
+    "the user's text first, unchanged, then a blank line",
+  )
+  t.match(once, 'agit_get_file_history')
+  t.match(agit(dir, 'init', '--write', '--no-hooks'), 'CLAUDE.md: rules already there')
+  t.equal(readFileSync(join(dir, 'CLAUDE.md'), 'utf8'), once, 'a second run adds nothing')
 })

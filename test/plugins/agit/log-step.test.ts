@@ -18,7 +18,11 @@ const now = () => 1767225600
 t.test('not initialized', async (t) => {
   const dir = makeRepo()
   const r = await logStep(new AgitRepo(dir), { batch: [] })
-  t.same(r, { text: "AGIT not initialized. Run 'agit init' first.", isError: true })
+  // AGIT's text, naming what works here (ag-mcp's command, or the tool that starts the log).
+  t.same(r, {
+    text: "AGIT not initialized. Run 'ag-mcp agit init --write' first, or log a first step with agit_log_step, which starts it.",
+    isError: true,
+  })
 })
 
 t.test('batch: all valid, then empty', async (t) => {

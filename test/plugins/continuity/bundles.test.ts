@@ -128,7 +128,10 @@ t.test('round trip: export → inspect → plan → import → idempotent → co
   t.equal(conflict.action.outcome, 'conflict')
   t.equal(conflict.destination.status, 'task-present')
   const filesBefore = packFiles(to)
-  t.match((await refusal(importBundle(pack(to), 'second.json'))).message, /asNew: true/)
+  t.match(
+    (await refusal(importBundle(pack(to), 'second.json'))).message,
+    /^Bundle import conflict: Task task_\S+ already exists without matching imported bundle sha256:/,
+  )
   t.same(packFiles(to), filesBefore, 'a conflicting import writes nothing')
   const asNewPlan = await planImport(pack(to), 'second.json', { asNew: true })
   t.equal(asNewPlan.action.outcome, 'create')

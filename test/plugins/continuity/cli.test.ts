@@ -46,7 +46,7 @@ t.test('init, start, block, close, abandon from the CLI', async (t) => {
   t.equal((await cli(root, 'task', 'abandon')).code, 0)
   const refused = await cli(root, 'task', 'park')
   t.equal(refused.code, 1)
-  t.match(refused.err, /closed task cannot be changed/)
+  t.match(refused.err, /Cannot update closed task task_/)
 })
 
 t.test('usage errors exit 2 and say what is wrong', async (t) => {

@@ -53,8 +53,14 @@ t.test('processes per call: task_status none, load_context one, task_start at mo
   t.match(s.text, 'Drift: none')
   g = gitProcesses()
   const r = await buildResume(pack(root), { budget: 4000 })
-  t.equal(gitProcesses() - g, 1, 'load_context: one git status')
+  t.equal(gitProcesses() - g, 2, 'load_context with a tracked change: git status, and the diff stat')
   t.match(r.markdown, ' M src/a.ts')
+  t.match(r.markdown, '- Current diff: 1 file changed, 1 insertion(+), 1 deletion(-)', "Agentpack's diff line")
+  git(root, 'checkout', '--', 'src/a.ts')
+  g = gitProcesses()
+  const clean = await buildResume(pack(root), { budget: 4000 })
+  t.equal(gitProcesses() - g, 1, 'load_context on a clean tree: one git status')
+  t.match(clean.markdown, '- Current diff: none')
 })
 
 t.test('a cancelled signal stops a git read', async (t) => {

@@ -59,7 +59,7 @@ t.test('start refusals: empty title, outside scope, current active/blocked/verif
   t.equal((await refusal(startTask(pack(root), { title: '   ' }))).code, 'invalid')
   t.match(
     (await refusal(startTask(pack(root), { title: 'x', writeScope: ['../elsewhere'] }))).message,
-    /outside the project root/,
+    /^Refusing write scope outside project root: \.\.\/elsewhere$/,
   )
   const first = await startTask(pack(root), { title: 'first' })
   for (const make of [
@@ -71,7 +71,7 @@ t.test('start refusals: empty title, outside scope, current active/blocked/verif
     const before = snapshot(root, first.id)
     const e = await refusal(startTask(pack(root), { title: 'second' }))
     t.equal(e.code, 'conflict')
-    t.match(e.message, /park it \(task_park\) or finalize it/)
+    t.match(e.message, /is (active|blocked|verifying); park or close it before starting a new task\.$/)
     t.same(snapshot(root, first.id), before, 'nothing changed')
   }
   await parkTask(pack(root))
@@ -99,7 +99,7 @@ t.test('park: active, blocked and verifying → parked; no current task and clos
   const done = await startTask(pack(root), { title: 'done' })
   await finalizeTask(pack(root), { status: 'passed' })
   const before = snapshot(root, done.id)
-  t.match((await refusal(parkTask(pack(root)))).message, /is completed; a closed task cannot be changed/)
+  t.match((await refusal(parkTask(pack(root)))).message, /^Cannot update closed task task_/)
   t.same(snapshot(root, done.id), before)
 })
 
@@ -113,7 +113,7 @@ t.test('switch: parked → active (verdict open) or verifying (verdict final); r
 
   const busy = await refusal(switchTask(pack(root), a.id))
   t.equal(busy.code, 'conflict')
-  t.match(busy.message, /is verifying: park or finalize it first, or pass parkCurrent/)
+  t.match(busy.message, /^Cannot switch tasks while current task task_\S+ is verifying; park or finalize it first\.$/)
   t.equal(await readCurrentTaskId(pack(root)), b.id, 'pointer unchanged')
 
   const resumed = await switchTask(pack(root), a.id, { parkCurrent: true })
@@ -132,7 +132,7 @@ t.test('switch: parked → active (verdict open) or verifying (verdict final); r
   t.equal((await refusal(switchTask(pack(root), '../etc'))).code, 'invalid')
   await finalizeTask(pack(root), {})
   const closed = await refusal(switchTask(pack(root), b.id))
-  t.match(closed.message, /a closed task cannot become current again/)
+  t.match(closed.message, /^Cannot switch to closed task task_/)
 })
 
 t.test(
@@ -162,7 +162,7 @@ t.test(
     const before = snapshot(root, p.id)
     t.match(
       (await refusal(updateVerification(pack(root), { status: 'pending' }))).message,
-      /parked: resume it with task_switch/,
+      /^Current task is parked; resume it first with `agentpack task switch task_/,
     )
     t.same(snapshot(root, p.id), before)
   },
@@ -174,11 +174,11 @@ t.test('finalize: needs a final verdict; accepted with next actions needs force;
   const before = snapshot(root, p.id)
   t.match(
     (await refusal(finalizeTask(pack(root), {}))).message,
-    /has verification "unknown": finalize needs passed, failed or accepted/,
+    /^task finalize requires verification status passed, failed, or accepted/,
   )
   const e = await refusal(finalizeTask(pack(root), { status: 'accepted' }))
   t.equal(e.code, 'conflict')
-  t.match(e.message, /still has 1 next action\(s\).*force: true/)
+  t.match(e.message, /refuses to close a task that still has next actions.*--force/)
   t.same(snapshot(root, p.id), before, 'refusals change nothing')
   const { writeFileSync } = await import('node:fs')
   writeFileSync(join(root, 'src', 'a.ts'), 'export const a = 2\n')
@@ -230,7 +230,10 @@ t.test('update: lists append and dedupe, replace flags, no-op and empty refused,
   const before = snapshot(root, p.id)
   t.equal((await refusal(updateTask(pack(root), {}))).code, 'invalid', 'empty update refused')
   t.equal((await refusal(updateTask(pack(root), { objective: '  ' }))).code, 'invalid', 'blank objective is empty')
-  t.match((await refusal(updateTask(pack(root), { risk: 'high' }))).message, /changed nothing/)
+  t.match(
+    (await refusal(updateTask(pack(root), { risk: 'high' }))).message,
+    /^task update did not change the current task$/,
+  )
   t.same(snapshot(root, p.id), before)
 })
 
