@@ -1,12 +1,16 @@
 // What test:hosts does with each host: how ag-mcp is wired into it (`ag-mcp install <host>`
-// where we support the host, else the host's own `mcp add`), and what its own client checks:
-// health (it connects), tools (it lists ours), call (it calls one), each where the host can do
-// it without a model. A check a host cannot do says so, with what the host printed.
+// where we support the host, else the host's own `mcp add`), what a person approves before the
+// host uses the entry (approve.ts), and what its own client checks: health (it connects), tools
+// (it lists ours), call (it calls one), each where the host can do it without a model. A check a
+// host cannot do says so, with what the host printed.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { BINARY } from '../helpers/mcp-process.ts'
+import { approveClaudeCode, approveCodex, approveGemini } from './approve.ts'
 import type { Binaries, Pinned } from './cache.ts'
 import { codexView, startAppServer } from './codex-app.ts'
+import { escapeRe, fail, firstLine, na, ok, serverLine, why } from './outcome.ts'
+import type { Outcome } from './outcome.ts'
 import { agMcp, run } from './sandbox.ts'
 import { haveTmux, typeAndRead } from './tui.ts'
 import type { Ran, Sandbox } from './sandbox.ts'
@@ -14,11 +18,13 @@ import type { Ran, Sandbox } from './sandbox.ts'
 export type Mode = 'local' | 'agit'
 
 /**
- * What a mode serves: a tool to find and call, what its answer says, another tool that must be
- * listed too, and one that must be absent.
+ * What a mode serves: the entry's name in the host's configuration, a tool to find and call with
+ * its arguments, what its answer says, another tool that must be listed too, and one that must
+ * be absent.
  */
 export interface Expect {
   mode: Mode
+  server: string
   tool: string
   args: Record<string, string>
   said: RegExp
@@ -26,23 +32,33 @@ export interface Expect {
   absent?: string
 }
 
-export function expectFor(mode: Mode, box: Sandbox): Expect {
-  return mode === 'local'
-    ? {
-        mode,
-        tool: 'file_read',
-        args: { repo: box.repoName, path: 'README.md' },
-        said: /hello from test:hosts/,
-        also: 'agit_get_status',
-      }
-    : { mode, tool: 'agit_get_status', args: {}, said: /No pending thoughts/, absent: 'file_read' }
-}
-
-export type Status = 'ok' | 'FAIL' | 'n/a'
-export interface Outcome {
-  check: string
-  status: Status
-  detail: string
+/**
+ * Local mode: `install --local` names the entry after the repository's folder, and the call reads
+ * the repository's README. Plain agit mode: the entry is `agentgit`, and the call is the first
+ * thing a user does there, logging a thought (on a repository without `.agit/`, it starts the
+ * log; every other agit tool would answer "AGIT not initialized").
+ */
+export function expectFor(mode: Mode, box: Sandbox, host: string): Expect {
+  if (mode === 'local')
+    return {
+      mode,
+      server: `agentgit-${box.repoName}`,
+      tool: 'file_read',
+      args: { repo: box.repoName, path: 'README.md' },
+      said: /hello from test:hosts/,
+      also: 'agit_get_status',
+    }
+  const content = `checked through ${host}`
+  return {
+    mode,
+    server: 'agentgit',
+    tool: 'agit_log_step',
+    args: { role: 'ai', category: 'intent', content },
+    // AGIT's answer to one step: `Logged: [<role>/<category>] <content, cut at 50 bytes>`.
+    said: new RegExp(escapeRe(`Logged: [ai/intent] ${content}`)),
+    also: 'agit_get_status',
+    absent: 'file_read',
+  }
 }
 
 export interface Host {
@@ -51,7 +67,9 @@ export interface Host {
   /** The host's own `--version`, and the version read from it. */
   version(b: Binaries, box: Sandbox): { ran: Ran; version: string | undefined }
   /** Puts ag-mcp into the host's configuration; says how. */
-  wire(b: Binaries, box: Sandbox, mode: Mode): string
+  wire(b: Binaries, box: Sandbox, e: Expect): string
+  /** What a person approves before the host uses the entry, where the host asks for it. */
+  approve?(b: Binaries, box: Sandbox, e: Expect): Outcome | undefined
   checks(b: Binaries, box: Sandbox, e: Expect): Promise<Outcome[]>
 }
 
@@ -65,11 +83,6 @@ function seed(file: string, text: string): void {
 }
 
 const fromVersion = (ran: Ran, re: RegExp) => ({ ran, version: re.exec(ran.stdout)?.[1] })
-const ok = (check: string, detail: string): Outcome => ({ check, status: 'ok', detail })
-const fail = (check: string, detail: string): Outcome => ({ check, status: 'FAIL', detail })
-const na = (check: string, detail: string): Outcome => ({ check, status: 'n/a', detail })
-const firstLine = (s: string): string => s.trim().split('\n')[0]?.slice(0, 400) ?? ''
-const why = (r: Ran): string => `${r.shown} exited ${r.code}: ${firstLine(r.stderr) || firstLine(r.stdout)}`
 
 /** Wires ag-mcp with the host's own command (`mcp add`, `config add`): what it ran. */
 function ownAdd(box: Sandbox, cmd: string, args: string[]): string {
@@ -96,26 +109,28 @@ const claudeCode: Host = {
   name: 'claude-code',
   pkg: '@anthropic-ai/claude-code',
   version: (b, box) => fromVersion(run(box.repo, box.env, b.claude, ['--version']), /^(\S+) \(Claude Code\)/),
-  wire: (b, box, mode) => {
-    if (mode === 'local') return agMcp(box, 'install', 'claude-code', '--local', box.repo, '--write').shown
+  wire: (b, box, e) => {
+    if (e.mode === 'local') return agMcp(box, 'install', 'claude-code', '--local', box.repo, '--write').shown
     return ownAdd(box, b.claude, [
       'mcp',
       'add',
       '--scope',
       'user',
-      'agentgit',
+      e.server,
       '--',
       process.execPath,
-      ...serverArgs(box, mode),
+      ...serverArgs(box, e.mode),
     ])
   },
+  // The project's .mcp.json waits for the person's approval; a user-scope entry does not.
+  approve: (b, box, e) => (e.mode === 'local' ? approveClaudeCode(b, box, e.server) : undefined),
   checks: async (b, box, e) => {
     const out: Outcome[] = []
     const list = run(box.repo, box.env, b.claude, ['mcp', 'list'])
-    const line = /^agentgit: .*$/m.exec(list.stdout)?.[0] ?? ''
+    const line = serverLine(list.stdout, e.server)
     out.push(
       list.code === 0 && /✔ Connected$/.test(line)
-        ? ok('health', `claude mcp list: ${line.replace(/^agentgit: .* - /, 'agentgit … ')}`)
+        ? ok('health', `claude mcp list: ${line.replace(/: .* - /, ' … ')}`)
         : fail('health', `claude mcp list: ${line || why(list)}`),
     )
     // A print-mode session announces its tools and MCP servers in its first event, before any
@@ -135,20 +150,26 @@ const claudeCode: Host = {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
     const init = events.find((ev) => ev['type'] === 'system' && ev['subtype'] === 'init')
     const result = events.find((ev) => ev['type'] === 'result')
-    const server = (init?.['mcp_servers'] as { name: string; status: string }[] | undefined)?.find(
-      (s) => s.name === 'agentgit',
+    const server = (init?.['mcp_servers'] as { name: string; status: string; source?: string }[] | undefined)?.find(
+      (s) => s.name === e.server,
     )
+    const prefix = `mcp__${e.server}__`
     const tools = ((init?.['tools'] as string[] | undefined) ?? [])
-      .filter((n) => n.startsWith('mcp__agentgit__'))
-      .map((n) => n.slice('mcp__agentgit__'.length))
+      .filter((n) => n.startsWith(prefix))
+      .map((n) => n.slice(prefix.length))
+    // The entry is read from the file ag-mcp wrote: the project's .mcp.json in local mode.
+    const scope = e.mode === 'local' ? 'project' : 'user'
     out.push(
-      server?.status === 'connected'
+      server?.status === 'connected' && server.source === scope
         ? toolsOutcome(
-            `claude -p init event (server ${server.status}; model step: "${String(result?.['result'] ?? '')}")`,
+            `claude -p init event (${e.server} ${server.status}, from ${server.source} scope; model step: "${String(result?.['result'] ?? '')}")`,
             tools,
             e,
           )
-        : fail('tools', `claude -p: agentgit ${server ? server.status : 'absent'}; ${why(p)}`),
+        : fail(
+            'tools',
+            `claude -p: ${e.server} ${server ? `${server.status}, from ${server.source} scope (expected ${scope})` : 'absent'}; ${why(p)}`,
+          ),
     )
     out.push(
       na(
@@ -175,34 +196,38 @@ const codex: Host = {
   name: 'codex',
   pkg: '@openai/codex',
   version: (b, box) => fromVersion(run(box.repo, box.env, b.codex, ['--version']), /codex-cli (\S+)/),
-  wire: (b, box, mode) => {
+  wire: (b, box, e) => {
     seed(join(box.home, '.codex', 'config.toml'), CODEX_SEED)
-    if (mode === 'local') return agMcp(box, 'install', 'codex', '--local', box.repo, '--write').shown
-    return ownAdd(box, b.codex, ['mcp', 'add', 'agentgit', '--', process.execPath, ...serverArgs(box, mode)])
+    if (e.mode === 'local') return agMcp(box, 'install', 'codex', '--local', box.repo, '--write').shown
+    return ownAdd(box, b.codex, ['mcp', 'add', e.server, '--', process.execPath, ...serverArgs(box, e.mode)])
   },
+  // The project's .codex/config.toml is read only in a trusted project; the user file always.
+  approve: (b, box, e) => (e.mode === 'local' ? approveCodex(b, box, e.server) : undefined),
   checks: async (b, box, e) => {
     const out: Outcome[] = []
     // `codex mcp list` reads the configuration only (it starts no server): the entry is there.
     const list = run(box.repo, box.env, b.codex, ['mcp', 'list', '--json'])
-    const entry = (
-      JSON.parse(list.code === 0 ? list.stdout : '[]') as {
-        name: string
-        enabled: boolean
-        transport?: { command?: string }
-      }[]
-    ).find((s) => s.name === 'agentgit')
+    const listed = JSON.parse(list.code === 0 ? list.stdout : '[]') as {
+      name: string
+      enabled: boolean
+      transport?: { command?: string }
+    }[]
+    const entry = listed.find((s) => s.name === e.server)
     out.push(
       entry?.enabled && entry.transport?.command === process.execPath
-        ? ok('config', `codex mcp list: agentgit enabled, stdio ${entry.transport.command} (it starts no server)`)
-        : fail('config', `codex mcp list: ${entry ? JSON.stringify(entry).slice(0, 200) : why(list)}`),
+        ? ok('config', `codex mcp list: ${e.server} enabled, stdio ${entry.transport.command} (it starts no server)`)
+        : fail(
+            'config',
+            `codex mcp list: ${entry ? JSON.stringify(entry).slice(0, 200) : list.code === 0 ? `no ${e.server} among [${listed.map((s) => s.name).join(', ')}]` : why(list)}`,
+          ),
     )
     const app = startAppServer(b.codex, box.repo, box.env, 60_000)
     try {
-      const v = await codexView(app, box.repo, 'agentgit', e.tool, e.args)
+      const v = await codexView(app, box.repo, e.server, e.tool, e.args)
       out.push(
         v.tools.length > 0
-          ? ok('health', `codex app-server mcpServerStatus/list: agentgit connected`)
-          : fail('health', 'codex app-server: agentgit lists no tools'),
+          ? ok('health', `codex app-server mcpServerStatus/list: ${e.server} connected`)
+          : fail('health', `codex app-server: ${e.server} lists no tools`),
       )
       out.push(toolsOutcome('codex app-server mcpServerStatus/list', v.tools, e))
       out.push(callOutcome(`codex app-server mcpServer/tool/call ${e.tool}`, !v.call.ok, v.call.text, e))
@@ -219,32 +244,35 @@ const gemini: Host = {
   name: 'gemini',
   pkg: '@google/gemini-cli',
   version: (b, box) => fromVersion(run(box.repo, box.env, b.node, [b.gemini, '--version']), /^(\d+\.\d+\.\S+)/),
-  wire: (b, box, mode) => {
+  wire: (b, box, e) => {
     // No usage statistics, no update check, and the API-key sign-in the UI is started with (see
-    // geminiTools; else it opens on its sign-in dialog); ag-mcp's entry is merged into this.
+    // geminiTools; else it opens on its sign-in dialog). In plain agit mode ag-mcp's entry is
+    // merged into this user file; in local mode it goes into the project's .gemini/settings.json.
     const settings = {
       privacy: { usageStatisticsEnabled: false },
       general: { enableAutoUpdate: false },
       security: { auth: { selectedType: 'gemini-api-key' } },
     }
     seed(join(box.home, '.gemini', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`)
-    if (mode === 'local') return agMcp(box, 'install', 'gemini', '--local', box.repo, '--write').shown
+    if (e.mode === 'local') return agMcp(box, 'install', 'gemini', '--local', box.repo, '--write').shown
     return ownAdd(box, b.node, [
       b.gemini,
       'mcp',
       'add',
       '--scope',
       'user',
-      'agentgit',
+      e.server,
       process.execPath,
-      ...serverArgs(box, mode),
+      ...serverArgs(box, e.mode),
     ])
   },
+  // An untrusted folder disables every server, whichever file it is in.
+  approve: (b, box, e) => approveGemini(b, box, e.server),
   checks: async (b, box, e) => {
     const out: Outcome[] = []
     // (it writes the list on stderr)
     const list = run(box.repo, box.env, b.node, [b.gemini, 'mcp', 'list'])
-    const line = /^\S+ agentgit: .*$/m.exec(`${list.stdout}\n${list.stderr}`)?.[0] ?? ''
+    const line = serverLine(`${list.stdout}\n${list.stderr}`, e.server)
     out.push(
       list.code === 0 && / - Connected$/.test(line)
         ? ok('health', `gemini mcp list (connect and ping): ${line.replace(/: .* \(stdio\)/, ' … (stdio)')}`)
@@ -271,8 +299,9 @@ async function geminiTools(b: Binaries, box: Sandbox, e: Expect): Promise<Outcom
     GEMINI_API_KEY: 'test-hosts-not-a-key',
     GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9',
   }
-  const count = (s: string) => Number(/agentgit - Ready \((\d+) tools?/.exec(s)?.[1] ?? -1)
-  const shown = (s: string) => [...s.matchAll(/^\s*- mcp_agentgit_(\w+)/gm)].map((m) => m[1] as string)
+  const name = escapeRe(e.server)
+  const count = (s: string) => Number(new RegExp(`${name} - Ready \\((\\d+) tools?`).exec(s)?.[1] ?? -1)
+  const shown = (s: string) => [...s.matchAll(new RegExp(`^\\s*- mcp_${name}_(\\w+)`, 'gm'))].map((m) => m[1] as string)
   const screen = await typeAndRead(
     [b.node, b.gemini],
     box.repo,
@@ -280,10 +309,10 @@ async function geminiTools(b: Binaries, box: Sandbox, e: Expect): Promise<Outcom
     /Type your message/,
     '/mcp list',
     (s) => count(s) >= 0 && shown(s).length >= count(s),
-    { understood: /List configured MCP servers and tools/, notYet: /agentgit - Starting/ },
+    { understood: /List configured MCP servers and tools/, notYet: new RegExp(`${name} - Starting`) },
   )
   if (!screen.ok) return fail('tools', `gemini /mcp list: ${screen.text.slice(-600)}`)
-  const how = `gemini (interactive, in tmux) /mcp list: agentgit - Ready (${count(screen.text)} tools)`
+  const how = `gemini (interactive, in tmux) /mcp list: ${e.server} - Ready (${count(screen.text)} tools)`
   return toolsOutcome(how, shown(screen.text), e)
 }
 
@@ -292,7 +321,7 @@ const inspector: Host = {
   pkg: '@modelcontextprotocol/inspector',
   version: (b, box) => fromVersion(run(box.repo, box.env, b.node, [b.inspector, '--version']), /(\d+\.\d+\.\S+)/),
   // A test client, not a host with a configuration of its own: it takes the server's command.
-  wire: (_b, box, mode) => `inspector --cli ${process.execPath} ${serverArgs(box, mode).join(' ')}`,
+  wire: (_b, box, e) => `inspector --cli ${process.execPath} ${serverArgs(box, e.mode).join(' ')}`,
   checks: async (b, box, e) => {
     const cli = [b.inspector, '--cli', '--cwd', box.repo, process.execPath, ...serverArgs(box, e.mode)]
     const list = run(box.repo, box.env, b.node, [...cli, '--method', 'tools/list'])
@@ -327,50 +356,50 @@ const mcporter: Host = {
   name: 'mcporter',
   pkg: 'mcporter',
   version: (b, box) => fromVersion(run(box.repo, box.env, b.node, [b.mcporter, '--version']), /(\d+\.\d+\.\S+)/),
-  wire: (b, box, mode) => {
-    // No imports: the entry checked is the one written here, not one read from another host's file.
-    if (mode === 'local') {
-      seed(join(box.home, '.mcporter', 'mcporter.json'), '{\n  "mcpServers": {},\n  "imports": []\n}\n')
-      return agMcp(box, 'install', 'mcporter', '--local', box.repo, '--write').shown
-    }
-    // `mcporter config add` writes the project's config/mcporter.json, whose folder is the
+  wire: (b, box, e) => {
+    if (e.mode === 'local') return agMcp(box, 'install', 'mcporter', '--local', box.repo, '--write').shown
+    // `mcporter config add` writes the project's config/mcporter.json too, whose folder is the
     // server's working directory: inside the repository, where agit mode serves it.
-    seed(join(box.repo, 'config', 'mcporter.json'), '{\n  "mcpServers": {},\n  "imports": []\n}\n')
     return ownAdd(box, b.node, [
       b.mcporter,
       'config',
       'add',
-      'agentgit',
+      e.server,
       '--command',
       process.execPath,
-      ...serverArgs(box, mode).flatMap((a) => ['--arg', a]),
+      ...serverArgs(box, e.mode).flatMap((a) => ['--arg', a]),
     ])
   },
   checks: async (b, box, e) => {
-    const list = run(box.repo, box.env, b.node, [b.mcporter, 'list', 'agentgit', '--json'])
+    const list = run(box.repo, box.env, b.node, [b.mcporter, 'list', e.server, '--json'])
     const listed =
-      list.code === 0 ? (JSON.parse(list.stdout) as { status?: string; tools?: { name: string }[] }) : undefined
+      list.code === 0
+        ? (JSON.parse(list.stdout) as { status?: string; source?: { path?: string }; tools?: { name: string }[] })
+        : undefined
+    // mcporter also imports other hosts' entries (the repository's .mcp.json has one of the same
+    // name): the one checked must come from the project's config/mcporter.json.
+    const file = join(box.repo, 'config', 'mcporter.json')
     const call = run(box.repo, box.env, b.node, [
       b.mcporter,
       'call',
-      `agentgit.${e.tool}`,
+      `${e.server}.${e.tool}`,
       ...Object.entries(e.args).map(([k, v]) => `${k}=${v}`),
       '--output',
       'json',
     ])
     return [
-      listed?.status === 'ok'
-        ? ok('health', 'mcporter list agentgit: status ok')
-        : fail('health', listed ? `status ${listed.status}` : why(list)),
+      listed?.status === 'ok' && listed.source?.path === file
+        ? ok('health', `mcporter list ${e.server}: status ok, from REPO/config/mcporter.json`)
+        : fail('health', listed ? `status ${listed.status}, from ${listed.source?.path}` : why(list)),
       listed
         ? toolsOutcome(
-            'mcporter list agentgit --json',
+            `mcporter list ${e.server} --json`,
             (listed.tools ?? []).map((t) => t.name),
             e,
           )
         : fail('tools', why(list)),
       call.code === 0
-        ? callOutcome(`mcporter call agentgit.${e.tool}`, false, call.stdout, e)
+        ? callOutcome(`mcporter call ${e.server}.${e.tool}`, false, call.stdout, e)
         : fail('call', why(call)),
     ]
   },

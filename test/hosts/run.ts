@@ -1,12 +1,14 @@
 // `npm run test:hosts`: the real MCP hosts' own clients against the real ag-mcp (docs/hosts.md).
 // Installs the pinned hosts into their cache when needed, then, in each mode (local: `ag-mcp
 // --local` in a temporary git repository; agit: plain ag-mcp inside one), wires ag-mcp into each
-// host and runs the host's checks, with a temporary home. One line per host and check, then a
-// summary; exit 1 when a check failed (a check a host cannot do is n/a, never a pass).
+// host, approves the entry where the host asks a person to, and runs the host's checks, with a
+// temporary home. One line per host and check, then a summary; exit 1 when a check failed (a
+// check a host cannot do is n/a, never a pass).
 import { PINS, binaries, cacheDir, ensureCache } from './cache.ts'
 import { HOSTS, expectFor } from './hosts.ts'
-import type { Host, Mode, Outcome } from './hosts.ts'
-import { agMcp, openSandbox } from './sandbox.ts'
+import type { Host, Mode } from './hosts.ts'
+import type { Outcome } from './outcome.ts'
+import { openSandbox } from './sandbox.ts'
 import type { Sandbox } from './sandbox.ts'
 
 const MODES: Mode[] = ['local', 'agit']
@@ -23,18 +25,20 @@ async function hostInMode(h: Host, mode: Mode, box: Sandbox, b: ReturnType<typeo
           status: 'FAIL',
           detail: `${v.ran.shown}: ${v.version ?? v.ran.stdout.trim()} (pinned ${pinned})`,
         }
+  const e = expectFor(mode, box, h.name)
   let wired: string
   try {
-    wired = h.wire(b, box, mode)
-  } catch (e) {
-    return [version, { check: 'wire', status: 'FAIL', detail: (e as Error).message.split('\n')[0] ?? '' }]
+    wired = h.wire(b, box, e)
+  } catch (err) {
+    return [version, { check: 'wire', status: 'FAIL', detail: (err as Error).message.split('\n')[0] ?? '' }]
   }
+  const approved = h.approve?.(b, box, e)
   const checks = await h
-    .checks(b, box, expectFor(mode, box))
-    .catch((e: unknown): Outcome[] => [
-      { check: 'checks', status: 'FAIL', detail: (e as Error).message.split('\n')[0] ?? '' },
+    .checks(b, box, e)
+    .catch((err: unknown): Outcome[] => [
+      { check: 'checks', status: 'FAIL', detail: (err as Error).message.split('\n')[0] ?? '' },
     ])
-  return [version, { check: 'wire', status: 'ok', detail: wired }, ...checks]
+  return [version, { check: 'wire', status: 'ok', detail: wired }, ...(approved ? [approved] : []), ...checks]
 }
 
 async function main(): Promise<number> {
@@ -52,7 +56,6 @@ async function main(): Promise<number> {
   for (const mode of MODES) {
     const box = openSandbox(mode)
     try {
-      if (mode === 'agit') agMcp(box, 'agit', 'init') // .agit/ and hooks; the host files stay a dry run
       for (const h of HOSTS) {
         const t0 = Date.now()
         const outcomes = await hostInMode(h, mode, box, b)

@@ -57,9 +57,8 @@ export function openSandbox(mode: string): Sandbox {
     ANTHROPIC_BASE_URL: NOWHERE,
     OPENAI_BASE_URL: `${NOWHERE}/v1`,
     // (no GOOGLE_GEMINI_BASE_URL: with no auth method Gemini CLI then refuses even `mcp list`'s
-    // banner with "Invalid auth method selected."; without auth it calls no model anyway)
-    // Gemini CLI: its documented switch for a folder it has not been asked to trust yet.
-    GEMINI_CLI_TRUST_WORKSPACE: 'true',
+    // banner with "Invalid auth method selected."; without auth it calls no model anyway. No
+    // GEMINI_CLI_TRUST_WORKSPACE either: the folder is trusted as a person trusts it, approve.ts)
     GEMINI_TELEMETRY_ENABLED: 'false',
     ...GIT_IDENTITY,
   }
