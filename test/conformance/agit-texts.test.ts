@@ -3,7 +3,7 @@
 // are AGIT's format strings applied to the repository's own data (its neural commit, its trace):
 // agit_get_context as AGIT's get_context.rs builds it, agit_read_roadmap's text from
 // read_roadmap.rs, the others from AGIT's documented formats (test/fixtures/peers/README.md).
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { AgitRepo } from '../../plugins/agit/repo.ts'
@@ -110,6 +110,41 @@ t.test('every agit tool: the text a client reads is AGIT’s text, byte for byte
     'On branch main\nNo pending thoughts.',
     '`agit status` words (AGIT’s MCP server has no such tool)',
   )
+})
+
+t.test('before the first step: AGIT’s not-initialized refusal, naming what works here', async (t) => {
+  // A repository without .agit/: every tool but agit_log_step refuses. AGIT's own text says "Run
+  // 'agit init' first."; ours names the command of ag-mcp and the tool that starts the log
+  // (docs/agit.md: a hint names what works here).
+  const dir = makeRepo('agit-texts')
+  const p = startMcp(t, { cwd: dir, env: GIT_ENV, args: ['--allow', 'agit'] })
+  const refusal = {
+    text: "AGIT not initialized. Run 'ag-mcp agit init --write' first, or log a first step with agit_log_step, which starts it.",
+    isError: true,
+  }
+  const reads: [string, Record<string, unknown>][] = [
+    ['agit_get_status', {}],
+    ['agit_get_recent_summaries', {}],
+    ['agit_read_roadmap', {}],
+    ['agit_get_file_history', { filepath: 'src/auth.ts' }],
+    ['agit_get_relevant_context', { query: 'tokens' }],
+    ['agit_get_context', { git_hash: 'abc1234' }],
+  ]
+  for (const [name, args] of reads) {
+    const r = await first(p, name, args)
+    t.same({ text: r.text, isError: r.isError }, refusal, name)
+  }
+  t.notOk(existsSync(join(dir, '.agit')), 'a refusal starts nothing')
+  // What the hint says works: the first step starts the log, and the other tools then answer.
+  t.equal(
+    (await first(p, 'agit_log_step', { role: 'ai', category: 'intent', content: 'start' })).text,
+    'Logged: [ai/intent] start',
+  )
+  t.equal(
+    (await first(p, 'agit_get_status')).text,
+    'On branch main\nPending thoughts: 1\n\nNewest entries:\n- [ai/intent] start',
+  )
+  t.equal(sh(dir, 'status', '--porcelain'), '', 'the log it started is out of git status')
 })
 
 t.test('refusals are AGIT’s isError texts, first', async (t) => {
