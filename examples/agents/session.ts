@@ -97,12 +97,17 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
   const docsIsFolder = top.some((e) => e.type === 'dir' && e.name === 'docs')
   const docs = docsIsFolder ? await list('docs') : []
   const guide = freshGuidePath(new Set([...top, ...docs].map((e) => e.path.toLowerCase())), docsIsFolder)
-  const readme = readmeEntry ? await call('file_read', { repo, path: readmeEntry.path }) : undefined
+  const readRes = readmeEntry ? await call('file_read', { repo, path: readmeEntry.path }) : undefined
+  // ag-mcp shows a file cut to --max-output-bytes and cleaned of hidden characters: writing that
+  // view back would cut the file or drop its characters, so such a readme is left as it is.
+  const whole = readRes && readRes.structured?.['truncated'] !== true && !readRes.structured?.['sanitized']
+  if (readRes && !whole) print(`${readmeEntry?.path} was not shown whole (cut or cleaned): leaving it as it is`)
+  const readme = whole ? readRes : undefined
   const ws = await call('workspace_create', { repo, ...(runId ? { run_id: runId } : {}) })
   const workspace = ws.structured?.['id'] as string
   const lease = await call('lease_acquire', {
     repo,
-    paths: [guide, ...(readmeEntry ? [readmeEntry.path] : [])],
+    paths: [guide, ...(readmeEntry && readme ? [readmeEntry.path] : [])],
     ttl_s: 600,
     ...(runId ? { run_id: runId } : {}),
   })
@@ -131,7 +136,7 @@ export async function runSession(o: SessionOptions): Promise<SessionOutcome> {
     repo,
     workspace,
     title: task ? `Add a getting-started guide (${task.title})` : 'Add a getting-started guide',
-    description: readmeEntry ? `Adds ${guide} and links it from ${readmeEntry.path}.` : `Adds ${guide}.`,
+    description: readmeEntry && readme ? `Adds ${guide} and links it from ${readmeEntry.path}.` : `Adds ${guide}.`,
     ...(task ? { task: task.id } : {}),
     reasoning:
       'New contributors need onboarding docs; a short guide linked from the README is the smallest change that serves it.',

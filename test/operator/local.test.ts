@@ -193,3 +193,31 @@ t.test('started outside the repository (as mcporter does), the agit group still 
   t.ok(readdirSync(join(repo, '.agit')).length > 0, "the thought lands in the repository's .agit/")
   t.equal((await p.close()).code, 0)
 })
+
+t.test('a readme the agent was not shown whole is left as it is', async (t) => {
+  // A readme over --max-output-bytes is shown cut, one with a hidden character cleaned: the
+  // scripted agent (the README's first command on your repository) must not write that view back.
+  for (const [name, content] of [
+    ['long', `# long\n\n${'A line of a long readme.\n'.repeat(4000)}`],
+    ['hidden', '# hidden\n\nThe family emoji 👨\u200d👩\u200d👧 joins with zero-width joiners.\n'],
+  ] as const) {
+    const home = t.testdir({})
+    const repo = makeRepo(home)
+    writeFileSync(join(repo, 'README.md'), content)
+    git(repo, 'commit', '-qam', `${name} readme`)
+    const lines: string[] = []
+    const session = await runSession({
+      command: [process.execPath, BINARY, '--local', repo, '--log-level', 'warn'],
+      repo: 'myproject',
+      env: env(home),
+      print: (l) => lines.push(l),
+    })
+    t.equal(session.failures, 0, lines.join('\n'))
+    const changed = git(repo, 'diff', '--name-only', 'main', `refs/proposals/${session.proposal}`)
+    t.equal(changed, 'docs/getting-started.md', `${name}: only the guide is proposed, README.md untouched`)
+    t.ok(
+      lines.some((l) => /README\.md was not shown whole/.test(l)),
+      `${name}: the agent says why`,
+    )
+  }
+})
