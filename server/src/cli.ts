@@ -6,6 +6,7 @@ import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens, repo
 import { Store } from './store.ts'
 import { startServer } from './http.ts'
 import { holdOpen } from './holders.ts'
+import { isLoopback, listenOrExplain } from './listen.ts'
 import { favourMemory } from './heap.ts'
 import { AgwpError } from './errors.ts'
 import { closest } from '../../lib/closest.ts'
@@ -536,22 +537,24 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
         const { host, port } = parseListen(String(a['listen']))
         const lock = acquireLock(dir, { pid: process.pid, kind: 'server' })
         if (!lock.ok) throw new Error(`data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})`)
-        const srv = await startServer({
-          dataDir: dir,
-          host,
-          port,
-          rate: Number(a['rate']),
-          burst: Number(a['burst']),
-          limits: { maxBodyBytes: Number(a['max-body-bytes']), maxFileBytes: Number(a['max-file-bytes']) },
-          ...(a['ui'] === true
-            ? {
-                ui: {
-                  sessionTtlS: parseDuration(String(a['ui-session-ttl'])),
-                  ...(a['ui-origin'] !== undefined ? { origin: String(a['ui-origin']) } : {}),
-                },
-              }
-            : {}),
-        })
+        const srv = await listenOrExplain(host, port, lock.release, () =>
+          startServer({
+            dataDir: dir,
+            host,
+            port,
+            rate: Number(a['rate']),
+            burst: Number(a['burst']),
+            limits: { maxBodyBytes: Number(a['max-body-bytes']), maxFileBytes: Number(a['max-file-bytes']) },
+            ...(a['ui'] === true
+              ? {
+                  ui: {
+                    sessionTtlS: parseDuration(String(a['ui-session-ttl'])),
+                    ...(a['ui-origin'] !== undefined ? { origin: String(a['ui-origin']) } : {}),
+                  },
+                }
+              : {}),
+          }),
+        )
         const listen = srv.url.replace(/^http:\/\//, '').replace(/\/agwp\/v1$/, '')
         let stopping = false
         const stop = (): void => {
@@ -566,6 +569,10 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
           ? await holdOpen({ host, store: srv.ctx.store, stdinHolds: true, onIdle: stop })
           : undefined
         updateLock(dir, { pid: process.pid, kind: 'server', listen, ...(holders ? { holders: holders.address } : {}) })
+        if (!isLoopback(host))
+          process.stderr.write(
+            `ag-server: warning: plain HTTP on ${listen}, beyond loopback: tokens and code cross the network unencrypted; put a TLS reverse proxy in front and listen on 127.0.0.1 (docs/security.md, "A shared server over a network")\n`,
+          )
         out(`ag-server listening on ${srv.url}${holders ? ` (holders on ${holders.address})` : ''}`)
         if (srv.ui)
           out(

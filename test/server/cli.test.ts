@@ -4,6 +4,7 @@
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -142,4 +143,58 @@ t.test('token mint --out: a write that fails after minting revokes the token', a
   t.equal(minted.length, 1, 'the token was minted (the failure came after)')
   t.equal(minted[0]?.id, id, 'the id the error names is that token')
   t.equal(minted[0]?.revoked, true, 'and it is revoked')
+})
+
+t.test('serve: an occupied address names itself and the fix; the data directory is free again', async (t) => {
+  const dir = t.testdir({})
+  const data = join(dir, 'data')
+  t.equal(run('init', data).code, 0)
+  const taken = createServer()
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r))
+  t.teardown(() => new Promise<void>((r) => taken.close(() => r())))
+  const port = (taken.address() as AddressInfo).port
+  const r = run('serve', '--data', data, '--listen', `127.0.0.1:${port}`)
+  t.equal(r.code, 1)
+  t.equal(
+    r.stderr,
+    `ag-server: 127.0.0.1:${port} is already in use (another ag-server, or another program): stop it, or pick another address with --listen HOST:PORT (port 0 picks a free one)\n`,
+  )
+  t.notOk(existsSync(join(data, 'lock')), 'the lock taken for it was released')
+})
+
+t.test('serve: plain HTTP beyond loopback warns and names the TLS recipe; loopback does not', async (t) => {
+  const data = join(t.testdir({}), 'data')
+  t.equal(run('init', data).code, 0)
+  for (const [listen, warns] of [
+    ['0.0.0.0:0', true],
+    ['127.0.0.1:0', false],
+  ] as const) {
+    const serve = spawn(process.execPath, [SERVER, 'serve', '--data', data, '--listen', listen], {
+      env: { PATH: process.env['PATH'] ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    serve.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString()
+    })
+    // 'close': every byte the server wrote before the kill has been read.
+    const closed = new Promise((r) => serve.once('close', r))
+    await new Promise<void>((resolve, reject) => {
+      let seen = ''
+      serve.stdout.on('data', (b: Buffer) => {
+        seen += b.toString()
+        if (/listening on/.test(seen)) resolve()
+      })
+      serve.once('exit', (code) => reject(new Error(`ag-server serve exited (${String(code)}): ${seen}`)))
+    })
+    // The warning is written before the listening line, so it is in the pipe before the kill.
+    serve.kill()
+    await closed
+    if (warns)
+      t.match(
+        stderr,
+        /^ag-server: warning: plain HTTP on 0\.0\.0\.0:\d+, beyond loopback: .*TLS reverse proxy.*docs\/security\.md/m,
+      )
+    else t.equal(stderr, '', `${listen}: no warning`)
+  }
 })
