@@ -1,6 +1,6 @@
 // Start-up and the stdio loop. Everything here runs before the first request is answered,
 // so it stays small: the plugins, the validators, minimatch and the yargs help are loaded on
-// first use (see README, "Start-up").
+// first use (see docs/performance.md, "Start-up").
 import { LineReader } from './jsonrpc/lines.ts'
 import { readStdin } from './stdio/stdin.ts'
 import { StdioPump } from './stdio/pump.ts'
