@@ -154,11 +154,36 @@ function readPrivateKeyFile(file: string): string {
   return fs.readFileSync(file, 'utf8')
 }
 
+/** An operator mistake on the command line: exit 2, as yargs' own usage errors. */
+class CliUsageError extends Error {}
+
+/** `token mint --scopes/--repos`: every scope known and every repository there, or the fix. */
+function checkMintLists(scopes: string[], repos: string[], known: string[]): void {
+  const badScopes = scopes.filter((x) => !(SCOPES as readonly string[]).includes(x))
+  if (badScopes.length > 0)
+    throw new CliUsageError(
+      `--scopes: unknown scope${badScopes.length > 1 ? 's' : ''} ${badScopes
+        .map((x) => {
+          const near = closest(x, SCOPES)
+          return `${x}${near ? ` (did you mean ${near}?)` : ''}`
+        })
+        .join(', ')}; the scopes are ${SCOPES.join(', ')}`,
+    )
+  const missing = repos.filter((r) => r !== '*' && !known.includes(r))
+  if (missing.length > 0)
+    throw new CliUsageError(
+      `--repos: no repository ${missing.join(', ')} in this data directory (it has ${known.length > 0 ? known.join(', ') : 'none'}); add one with ag-server repo add NAME --from PATH, or use '*'`,
+    )
+}
+
 function parseListen(s: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s)
   if (!m) throw new Error(`--listen must be HOST:PORT, got ${s}`)
   return { host: (m[1] ?? '').replace(/^\[|\]$/g, ''), port: Number(m[2]) }
 }
+
+/** The package's version, set by build.mjs (esbuild define). */
+declare const AG_MCP_VERSION: string
 
 const NO_COMMAND = 'name a command: see the usage above'
 
@@ -184,6 +209,8 @@ function explainUsage(msg: string, usage: UsagePrinter, argv: readonly string[],
   if (unknown.length === 0) return msg
   return unknown
     .map((name) => {
+      if ((name === 'port' || name === 'host') && known.includes('listen'))
+        return `unknown flag --${name}: ag-server takes --listen HOST:PORT (e.g. --listen 127.0.0.1:7420)`
       const near = closest(name, known)
       return `unknown flag --${name}${near ? ` (did you mean --${near}?)` : ' (see --help)'}`
     })
@@ -203,6 +230,7 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
   }
   const cli = yargs(argv)
     .scriptName('ag-server')
+    .version(typeof AG_MCP_VERSION === 'string' ? AG_MCP_VERSION : '0.0.0-dev')
     .strict()
     .demandCommand(1, NO_COMMAND)
     .recommendCommands()
@@ -266,10 +294,13 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
               .option('data', dataOpt),
           async (a) => {
             const dir = need(a['data'] as string | undefined)
+            const scopes = list(a['scopes'] as string)
+            const repos = list(a['repos'] as string)
+            checkMintLists(scopes, repos, new RepoRegistry(path.join(dir, 'repos')).names())
             const body = {
               principal: String(a['principal']),
-              scopes: list(a['scopes'] as string) as Scope[],
-              repos: list(a['repos'] as string),
+              scopes: scopes as Scope[],
+              repos,
               ttl_s: parseDuration(String(a['ttl'])),
               ...(a['label'] ? { label: String(a['label']) } : {}),
             }
@@ -604,6 +635,6 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
   } catch (e) {
     const msg = e instanceof AgwpError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e)
     process.stderr.write(`ag-server: ${msg}\n`)
-    process.exit(1)
+    process.exit(e instanceof CliUsageError ? 2 : 1)
   }
 }

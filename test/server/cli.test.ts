@@ -198,3 +198,28 @@ t.test('serve: plain HTTP beyond loopback warns and names the TLS recipe; loopba
     else t.equal(stderr, '', `${listen}: no warning`)
   }
 })
+
+t.test('operator mistakes name the value and the fix; exit 2, nothing minted', async (t) => {
+  const data = join(t.testdir({}), 'data')
+  t.equal(run('init', data).code, 0)
+  t.match(run('--version').stdout, /^\d+\.\d+\.\d+/, '--version prints the package version')
+  const port = run('serve', '--data', data, '--port', '7420')
+  t.equal(port.code, 2)
+  t.match(port.stderr, /unknown flag --port: ag-server takes --listen HOST:PORT/)
+  const mint = (...extra: string[]) =>
+    run('token', 'mint', '--principal', 'agent:x', '--out', join(data, '..', 'x.token'), '--data', data, ...extra)
+  const scope = mint('--scopes', 'read,admn', '--repos', '*')
+  t.equal(scope.code, 2)
+  t.equal(
+    scope.stderr,
+    'ag-server: --scopes: unknown scope admn (did you mean admin?); the scopes are read, workspace, propose, coordinate, review, integrate, admin\n',
+  )
+  const repo = mint('--scopes', 'read', '--repos', 'nosuch')
+  t.equal(repo.code, 2)
+  t.match(
+    repo.stderr,
+    /--repos: no repository nosuch in this data directory \(it has none\); add one with ag-server repo add/,
+  )
+  t.notOk(existsSync(join(data, '..', 'x.token')), 'no token file was written')
+  t.notMatch(run('token', 'list', '--data', data).stdout, /agent:x/, 'and no token minted')
+})
