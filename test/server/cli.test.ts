@@ -2,7 +2,7 @@
 // one, and `token mint --out` that refuses a bad destination before any token exists and revokes
 // a token whose secret it could not write.
 import t from 'tap'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -17,6 +17,18 @@ function run(...args: string[]) {
     timeout: 20_000,
   })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+/** Resolves once `ag-server serve` has printed its listening line; rejects if it exits first. */
+function listening(serve: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let seen = ''
+    serve.stdout?.on('data', (b: Buffer) => {
+      seen += b.toString()
+      if (/listening on/.test(seen)) resolve()
+    })
+    serve.once('exit', (code) => reject(new Error(`ag-server serve exited (${String(code)}): ${seen}`)))
+  })
 }
 
 t.test('no command: the usage, then what to do; exit 2', async (t) => {
@@ -98,14 +110,7 @@ t.test('token mint --out: a write that fails after minting revokes the token', a
     serve.kill()
     await exited
   })
-  await new Promise<void>((resolve, reject) => {
-    let seen = ''
-    serve.stdout.on('data', (b: Buffer) => {
-      seen += b.toString()
-      if (/listening on/.test(seen)) resolve()
-    })
-    serve.once('exit', (code) => reject(new Error(`ag-server serve exited (${String(code)}): ${seen}`)))
-  })
+  await listening(serve)
 
   const out = join(dir, 'agent.token')
   const r = spawnSync(
@@ -179,14 +184,7 @@ t.test('serve: plain HTTP beyond loopback warns and names the TLS recipe; loopba
     })
     // 'close': every byte the server wrote before the kill has been read.
     const closed = new Promise((r) => serve.once('close', r))
-    await new Promise<void>((resolve, reject) => {
-      let seen = ''
-      serve.stdout.on('data', (b: Buffer) => {
-        seen += b.toString()
-        if (/listening on/.test(seen)) resolve()
-      })
-      serve.once('exit', (code) => reject(new Error(`ag-server serve exited (${String(code)}): ${seen}`)))
-    })
+    await listening(serve)
     // The warning is written before the listening line, so it is in the pipe before the kill.
     serve.kill()
     await closed
