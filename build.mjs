@@ -307,6 +307,16 @@ function standaloneEsm(instance, exportsMap) {
   return `${imports.join('\n')}\n${code}`
 }
 
+/** A plugin's commands without their code: what JSON keeps of each declaration (its `load` goes). */
+function commandsInfo(plugin, commands) {
+  return Object.fromEntries(
+    Object.entries(commands).map(([name, { load, ...info }]) => {
+      if (typeof load !== 'function') fail([`plugins/${plugin}: command ${name} has no load()`])
+      return [name, info]
+    }),
+  )
+}
+
 // 5. The plugin list (the one place that says which plugins exist): each plugin's options, the
 // precompiled checks of those that declare a schema, and a loader. bin/ag-mcp.ts imports it; the
 // loader's import() becomes a lazy chunk, so a plugin costs nothing until its first call.
@@ -320,6 +330,8 @@ const pluginEntries = plugins.map(({ name, dir, plugin, validators }) => {
     `    validators: { ${checks.join(', ')} },`,
     // Known without loading the code: the core starts such a plugin in the background at start-up.
     ...(typeof plugin.start === 'function' ? ['    starts: true,'] : []),
+    // Its commands as data (help, flags) for `ag-mcp <command>`; their code stays in the plugin.
+    ...(plugin.commands ? [`    commands: ${JSON.stringify(commandsInfo(name, plugin.commands))},`] : []),
     `    load: () => import(${JSON.stringify(specifier(gen, join(dir, 'index.ts')))}).then((m) => m.default),`,
     '  },',
   ].join('\n')

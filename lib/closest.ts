@@ -12,12 +12,21 @@ export function closest(name: string, candidates: readonly string[]): string | u
   return best
 }
 
-function editDistance(a: string, b: string): number {
+/**
+ * Levenshtein distance where swapping two adjacent letters is one edit, not two (optimal string
+ * alignment): `--prot` is one slip from `--port`, and a typist's most common one.
+ */
+export function editDistance(a: string, b: string): number {
+  let before: number[] = []
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
     const cur = [i]
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1))
+    for (let j = 1; j <= b.length; j++) {
+      let d = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1))
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (before[j - 2] ?? 0) + 1)
+      cur[j] = d
+    }
+    before = prev
     prev = cur
   }
   return prev[b.length] ?? 0

@@ -47,33 +47,23 @@ export function configSchema(plugins: BundledPlugins): Record<string, unknown> {
   }
 }
 
-const USAGE = 'usage: ag-mcp config schema | ag-mcp config init [--local [REPO]] [--out PATH] [--force]'
+/** `ag-mcp config schema`: the config file's JSON Schema on stdout. */
+export function printSchema(io: Io, plugins: BundledPlugins): number {
+  io.out(`${JSON.stringify(configSchema(plugins), null, 2)}`)
+  return 0
+}
 
-export function config(argv: readonly string[], io: Io, plugins: BundledPlugins): number {
-  const [verb, ...rest] = argv
+export interface InitOptions {
+  /** Where the file goes (relative to the working directory). */
+  out: string
+  /** --local [REPO]: a file for local mode on REPO ('.': where ag-mcp starts). */
+  local: string | undefined
+  force: boolean
+}
+
+/** `ag-mcp config init`: a commented starting file, and the schema beside it. */
+export function initConfig({ out: outPath, local, force }: InitOptions, io: Io, plugins: BundledPlugins): number {
   const schemaText = `${JSON.stringify(configSchema(plugins), null, 2)}\n`
-  if (verb === 'schema') {
-    io.out(schemaText.trimEnd())
-    return 0
-  }
-  if (verb !== 'init') {
-    io.err(USAGE)
-    return 2
-  }
-  let outPath = 'ag-mcp.config.jsonc'
-  let local: string | undefined
-  let force = false
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i] as string
-    const next = rest[i + 1]
-    if (a === '--force') force = true
-    else if (a === '--out' && next !== undefined) outPath = rest[++i] as string
-    else if (a === '--local') local = next !== undefined && !next.startsWith('--') ? (rest[++i] as string) : '.'
-    else {
-      io.err(`ag-mcp config init: unknown argument ${a}\n${USAGE}`)
-      return 2
-    }
-  }
   const out = resolve(io.cwd, outPath)
   const schemaPath = join(dirname(out), SCHEMA_FILE)
   if (existsSync(out) && !force) {

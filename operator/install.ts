@@ -49,7 +49,7 @@ class Refusal extends Error {
 
 const usage = (m: string): Refusal => new Refusal(m, 2)
 
-const INSTALL_USAGE = `usage: ag-mcp install <${HOSTS.join('|')}> [--write] [--force] [--name NAME] [--file PATH]
+export const INSTALL_USAGE = `usage: ag-mcp install <${HOSTS.join('|')}> [--write] [--force] [--name NAME] [--file PATH]
          (--local [REPO] [--scope project|user] | --upstream URL (--token-file PATH | --token-env NAME)) [-- more ag-mcp flags]
        ag-mcp uninstall <host> [--local [REPO]] [--scope project|user] [--name NAME] [--file PATH] [--force]`
 

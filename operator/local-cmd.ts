@@ -3,8 +3,6 @@
 // reported by status and named by remove, with how to remove it, but left alone.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { closest } from '../lib/closest.ts'
-import { Usage, subcommand } from './subcommand.ts'
 import { footprint, kib, neighbours } from './local/footprint.ts'
 import type { Footprint } from './local/footprint.ts'
 import { LocalError, excludeFile, git, isAgExclude, locate } from './local/repo.ts'
@@ -19,43 +17,14 @@ export interface Io {
   cwd: string
 }
 
-const USAGE = `usage: ag-mcp local status [--repo-dir PATH]
-       ag-mcp local remove [--force] [--repo-dir PATH]
-  status: what local mode keeps in this repository (.ag/, its sessions, proposals, refs, exclude lines)
-  remove: takes all of it away; refuses while sessions run or proposals are open, unless --force`
-
-interface Args {
+export interface Args {
   verb: keyof typeof COMMANDS
   force: boolean
   repoDir: string | undefined
 }
 
-function parse(argv: readonly string[]): Args {
-  const { verb, rest } = subcommand(argv, Object.keys(COMMANDS) as Args['verb'][], 'local', USAGE)
-  const a: Args = { verb, force: false, repoDir: undefined }
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] as string
-    if (arg === '--force' && verb === 'remove') a.force = true
-    else if (arg === '--repo-dir') {
-      a.repoDir = rest[++i]
-      if (a.repoDir === undefined) throw new Usage(`local ${verb}: --repo-dir needs a value`)
-    } else {
-      const known = verb === 'remove' ? ['force', 'repo-dir'] : ['repo-dir']
-      const near = arg.startsWith('--') ? closest(arg.slice(2), known) : undefined
-      throw new Usage(`local ${verb}: unknown argument ${arg}${near ? ` (did you mean --${near}?)` : ''}`)
-    }
-  }
-  return a
-}
-
-export async function local(argv: readonly string[], io: Io): Promise<number> {
-  let a: Args
-  try {
-    a = parse(argv)
-  } catch (e) {
-    io.err(`ag-mcp ${(e as Error).message}`)
-    return 2
-  }
+/** `ag-mcp local status|remove` (operator/commands.ts parses the words). */
+export async function local(a: Args, io: Io): Promise<number> {
   try {
     // Located only: status and remove never create anything.
     const s = localStateOf(locate(resolve(io.cwd, a.repoDir ?? '.')))

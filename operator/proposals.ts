@@ -26,7 +26,7 @@ export interface Io {
 const STRATEGIES = ['merge', 'fast_forward', 'squash'] as const
 type Strategy = (typeof STRATEGIES)[number]
 
-const USAGE = `usage: ag-mcp proposals list [--all]
+export const USAGE = `usage: ag-mcp proposals list [--all]
        ag-mcp proposals show|diff <id>
        ag-mcp proposals review <id> --approve|--request-changes|--comment [--message TEXT]
        ag-mcp proposals integrate <id> [--strategy merge|fast_forward|squash]

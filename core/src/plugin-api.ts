@@ -6,6 +6,9 @@
 // for plugins whose tools are mostly declarative, the `operation` block its manifests carry.
 // build.mjs reads the declaration at build time: the options, the operation schema and the
 // handler names are known before the plugin's code is ever loaded at run time.
+import type { Command, CommandArgs } from '../../lib/cli/commands.ts'
+
+export type { CommandArgs } from '../../lib/cli/commands.ts'
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void
@@ -254,6 +257,47 @@ export interface PluginDefinition<O extends OptionTable, S> {
    * core's own words. `args` are unchecked: read them defensively.
    */
   peerRefusal?(tool: string, args: Readonly<Record<string, unknown>>): string | undefined
+  /**
+   * Commands of `ag-mcp <name> …` by name (`agit`, `continuity`): build.mjs records each one's
+   * summary and flags, and `load` imports its code only when it runs.
+   */
+  commands?: Readonly<Record<string, PluginCommand>>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+/**
+ * What a plugin's command gets from the binary besides its words. Output goes through `out` and
+ * `err`, which sanitize and scrub it (what a plugin prints may have been written by an agent).
+ */
+export interface CommandContext {
+  out(line: string): void
+  err(line: string): void
+  cwd: string
+  env: NodeJS.ProcessEnv
+  /** ag-mcp's version. */
+  version: string
+  /** argv that runs this ag-mcp (node and its script, or the executable), for hooks that call back. */
+  self: readonly string[]
+  /** Token shapes replaced, for text the command keeps (written to a file) rather than prints. */
+  scrub(text: string): string
+  /**
+   * The hosts' project files for a repository, with the entry `ag-mcp install <host> --local`
+   * writes: written with `write`, else what would be.
+   */
+  projectConfigs(root: string, write: boolean): Promise<Array<{ path: string; action: string }>>
+}
+
+/** A plugin's command's code: its exit code. */
+export type CommandRun = (args: CommandArgs, ctx: CommandContext) => Promise<number>
+
+/**
+ * A command of `ag-mcp <name> …`, declared like a tool: what build.mjs records (summary, words,
+ * flags) is known without loading the plugin, and `load` imports its code when it runs.
+ */
+export interface PluginCommand extends Omit<Command<CommandContext>, 'name' | 'commands' | 'load'> {
+  load(): Promise<CommandRun>
 }
 
 /** A plugin as the core holds it: the declaration with its types erased. */
@@ -270,6 +314,7 @@ export interface Plugin {
   writtenPaths?(args: ToolArgs, ctx: ToolContext): Promise<string[]>
   attachments?: Readonly<Record<string, AttachmentSupport<unknown>>>
   peerRefusal?(tool: string, args: Readonly<Record<string, unknown>>): string | undefined
+  commands?: Readonly<Record<string, PluginCommand>>
 }
 
 /** Declares a plugin: the default export of plugins/<name>/index.ts. */

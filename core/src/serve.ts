@@ -1,5 +1,5 @@
 // Start-up and the stdio loop. Everything here runs before the first request is answered,
-// so it stays small: the plugins, the validators, minimatch and the yargs help are loaded on
+// so it stays small: the plugins, the validators, minimatch and the help text are loaded on
 // first use (see docs/performance.md, "Start-up").
 import { LineReader } from './jsonrpc/lines.ts'
 import { readStdin } from './stdio/stdin.ts'

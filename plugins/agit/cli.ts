@@ -6,7 +6,9 @@
 import { existsSync } from 'node:fs'
 import { appendFile, readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { closest } from '../../lib/closest.ts'
+import { UsageError, parseFlags, stringValue } from '../../lib/cli/flags.ts'
+import type { FlagTable } from '../../lib/cli/flags.ts'
 import type { Entry } from './entry.ts'
 import { topLevel } from './git.ts'
 import { hookStatus, installHooks, uninstallHooks } from './hooks.ts'
@@ -32,7 +34,7 @@ export interface CliIo {
   projectConfigs?: (root: string, write: boolean) => Promise<Array<{ path: string; action: string }>>
 }
 
-const USAGE = `usage: ag-mcp agit <command>
+export const USAGE = `usage: ag-mcp agit <command>
   init [--write] [--no-hooks]      .agit/ (in .git/info/exclude), git hooks, hosts' project files and CLAUDE.md
                                    rules where none exist; a dry run that writes nothing without --write
   hooks install|uninstall|status   manage ag-mcp's git hook blocks (AGIT's own blocks are left alone)
@@ -41,31 +43,70 @@ const USAGE = `usage: ag-mcp agit <command>
   status | log [-n <count>] | show [<git-hash>] [-t] | search <query> [-l <limit>]
 common: --root <dir> (default: the git top level of the working directory), --json`
 
-class UsageError extends Error {}
+const AGIT_COMMANDS = ['init', 'hooks', 'sync', 'record', 'status', 'log', 'show', 'search']
+
+/** Every agit command's flags, in lib/cli's one parser (USAGE says which takes which). */
+const FLAGS: FlagTable = {
+  root: { type: 'string', value: 'DIR', describe: 'the repository (default: the git top level)' },
+  json: { type: 'boolean', describe: 'JSON for a script' },
+  write: { type: 'boolean', describe: 'init: do it (default: a dry run)' },
+  'no-hooks': { type: 'boolean', describe: 'init: install no git hook' },
+  hook: { type: 'string', value: 'NAME', describe: 'sync: the git hook that runs it' },
+  quiet: { type: 'boolean', describe: 'sync: print nothing' },
+  ai: { type: 'boolean', short: 'a', describe: "record: the AI's reasoning" },
+  intent: { type: 'boolean', short: 'i', describe: "record: the user's intent" },
+  file: { type: 'string', short: 'f', value: 'FILE', describe: 'record: the file it is about' },
+  line: { type: 'string', short: 'l', value: 'N', describe: 'record: the line; search: how many' },
+  count: { type: 'string', short: 'n', value: 'N', describe: 'log: how many' },
+  trace: { type: 'boolean', short: 't', describe: 'show: the trace too' },
+}
+
+interface AgitArgs {
+  values: {
+    root?: string | undefined
+    json?: boolean
+    write?: boolean
+    'no-hooks'?: boolean
+    hook?: string | undefined
+    quiet?: boolean
+    ai?: boolean
+    intent?: boolean
+    file?: string | undefined
+    line?: string | undefined
+    count?: string | undefined
+    trace?: boolean
+    help?: boolean
+  }
+  positionals: string[]
+}
+
+function parseAgitArgs(words: readonly string[]): AgitArgs {
+  const { values: v, positionals, rest, help } = parseFlags(words, FLAGS, { help: true })
+  const on = (name: string) => v[name] === true
+  return {
+    values: {
+      root: stringValue(v, 'root'),
+      json: on('json'),
+      write: on('write'),
+      'no-hooks': on('no-hooks'),
+      hook: stringValue(v, 'hook'),
+      quiet: on('quiet'),
+      ai: on('ai'),
+      intent: on('intent'),
+      file: stringValue(v, 'file'),
+      line: stringValue(v, 'line'),
+      count: stringValue(v, 'count'),
+      trace: on('trace'),
+      help,
+    },
+    positionals: [...positionals, ...rest],
+  }
+}
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const [cmd, ...rest] = argv
   try {
-    const { values, positionals } = parseArgs({
-      args: [...rest],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        root: { type: 'string' },
-        json: { type: 'boolean' },
-        write: { type: 'boolean' },
-        'no-hooks': { type: 'boolean' },
-        hook: { type: 'string' },
-        quiet: { type: 'boolean' },
-        ai: { type: 'boolean', short: 'a' },
-        intent: { type: 'boolean', short: 'i' },
-        file: { type: 'string', short: 'f' },
-        line: { type: 'string', short: 'l' },
-        count: { type: 'string', short: 'n' },
-        trace: { type: 'boolean', short: 't' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    })
+    const { values, positionals } = parseAgitArgs(rest)
     if (!cmd || cmd === 'help' || values.help) {
       io.out(USAGE)
       return cmd ? 0 : 2
@@ -240,13 +281,16 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
             io.out(`[${h.category}] (score: ${h.score.toFixed(2)})${h.pending ? ' (pending)' : ''} ${h.content}`)
         return 0
       }
-      default:
-        throw new UsageError(`unknown command '${cmd}'`)
+      default: {
+        const near = closest(cmd, AGIT_COMMANDS)
+        throw new UsageError(
+          `unknown command '${cmd}'${near ? ` (did you mean ${near}?)` : ''}; ag-mcp agit --help lists them`,
+        )
+      }
     }
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`ag-mcp agit: ${(e as Error).message}`)
-      if (!(e instanceof UsageError)) io.err(USAGE)
+    if (e instanceof UsageError) {
+      io.err(`ag-mcp agit: ${e.message}`)
       return 2
     }
     io.err(`ag-mcp agit: ${(e as Error).message}`)

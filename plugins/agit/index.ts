@@ -74,4 +74,16 @@ export default definePlugin({
   },
   handlers,
   attachments: { staged_reasoning: stagedReasoning, staged_thoughts: stagedThoughts },
+  commands: {
+    // `ag-mcp agit …`: the thought log's command line, and what its git hooks run.
+    agit: {
+      summary: "the thought log's command line: init, hooks, sync, record, status, log, show, search",
+      raw: true,
+      help: async () => (await import('./cli.ts')).USAGE,
+      load: async () => {
+        const { main } = await import('./cli.ts')
+        return ({ argv }, ctx) => main(argv, ctx)
+      },
+    },
+  },
 })

@@ -3,6 +3,10 @@
 // the MCP tools. Everything printed goes through `io.out`, which the binary sanitises (pack
 // text was written by agents and must not drive the terminal).
 import { resolve } from 'node:path'
+import { closest } from '../../lib/closest.ts'
+import { UsageError, parseFlags } from '../../lib/cli/flags.ts'
+import type { FlagTable } from '../../lib/cli/flags.ts'
+import type { CommandContext } from '../../core/src/plugin-api.ts'
 import { PRESET_NAMES, resolveBudget } from './budget.ts'
 import type { Preset } from './budget.ts'
 import { importBundle } from './bundle-import.ts'
@@ -39,14 +43,9 @@ import { findPackRoot, initPack, Pack } from './store.ts'
 import type { TaskRisk, TaskStatus, VerificationStatus } from './types.ts'
 import { RISKS, TASK_STATUSES, VERIFICATION_STATUSES } from './types.ts'
 
-export interface CliIo {
-  out(text: string): void
-  err(text: string): void
-  cwd: string
-  env: NodeJS.ProcessEnv
-  version: string
-  shapes?: ((s: string) => string) | undefined
-}
+/** What a command gets from the binary (its output sanitised there); scrub replaces token shapes. */
+export type CliIo = Pick<CommandContext, 'out' | 'err' | 'cwd' | 'env' | 'version'> &
+  Partial<Pick<CommandContext, 'scrub'>>
 
 export const CLI_USAGE = `Usage: ag-mcp continuity [--root DIR] <command>
 
@@ -67,7 +66,7 @@ export const CLI_USAGE = `Usage: ag-mcp continuity [--root DIR] <command>
   bundle export --output P [--task ID] [--source P]... [--no-evidence]
   bundle inspect P | bundle plan P [--as-new] | bundle import P [--write] [--as-new]`
 
-const BOOLEAN = new Set([
+const SWITCHES = [
   'full',
   'open',
   'all',
@@ -82,8 +81,60 @@ const BOOLEAN = new Set([
   'no-evidence',
   'as-new',
   'write',
-  'help',
+]
+// Every option may be given more than once (the commands read the last, or all: --constraint T...).
+const OPTIONS = [
+  'root',
+  'objective',
+  'constraint',
+  'write-scope',
+  'next',
+  'tag',
+  'risk',
+  'status',
+  'evidence',
+  'summary',
+  'reason',
+  'file',
+  'kind',
+  'content',
+  'path',
+  'command',
+  'exit-code',
+  'snippet',
+  'limit',
+  'preset',
+  'budget',
+  'query',
+  'output',
+  'task',
+  'source',
+  'scope',
+]
+
+/** The flag table of every continuity command (CLI_USAGE says which takes which). */
+const FLAGS: FlagTable = Object.fromEntries([
+  ...SWITCHES.map((name) => [name, { type: 'boolean', describe: name }] as const),
+  ...OPTIONS.map((name) => [name, { type: 'string', repeat: true, describe: name }] as const),
 ])
+
+/** The commands, for "did you mean" (the first one or two words). */
+const COMMANDS = [
+  'init',
+  ...['start', 'status', 'list', 'passport', 'update', 'verify', 'finalize', 'park', 'switch', 'handoff', 'audit']
+    .concat(['block', 'close', 'abandon'])
+    .map((v) => `task ${v}`),
+  'decision',
+  'dead-end',
+  'evidence',
+  'source add',
+  'source status',
+  'checkpoint',
+  'diff',
+  'replay',
+  'resume',
+  ...['export', 'inspect', 'plan', 'import'].map((v) => `bundle ${v}`),
+]
 
 interface Parsed {
   positionals: string[]
@@ -91,30 +142,14 @@ interface Parsed {
   flags: Set<string>
 }
 
-class UsageError extends Error {}
-
+/** The words, by lib/cli's parser: an unknown flag is named with the nearest. */
 export function parseCliArgs(argv: readonly string[]): Parsed {
-  const p: Parsed = { positionals: [], options: new Map(), flags: new Set() }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string
-    if (a === '--') {
-      p.positionals.push(...argv.slice(i + 1))
-      break
-    }
-    if (!a.startsWith('--')) {
-      p.positionals.push(a)
-      continue
-    }
-    const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
-    if (BOOLEAN.has(name)) {
-      if (inline !== undefined) throw new UsageError(`--${name} takes no value`)
-      p.flags.add(name)
-      continue
-    }
-    const value = inline ?? argv[++i]
-    if (value === undefined) throw new UsageError(`--${name} needs a value`)
-    p.options.set(name, [...(p.options.get(name) ?? []), value])
-  }
+  const { values, positionals, rest, help } = parseFlags(argv, FLAGS, { help: true })
+  const p: Parsed = { positionals: [...positionals, ...rest], options: new Map(), flags: new Set() }
+  if (help) p.flags.add('help')
+  for (const [name, v] of Object.entries(values))
+    if (Array.isArray(v)) p.options.set(name, [...(v as readonly string[])])
+    else if (v === true) p.flags.add(name)
   return p
 }
 
@@ -146,7 +181,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         io.out('.git/info/exclude already lists what Agentpack keeps out of git; no file outside .agentpack/ changed.')
       return 0
     }
-    const pack = new Pack(await findPackRoot(start), { shapes: io.shapes, env: io.env })
+    const pack = new Pack(await findPackRoot(start), { shapes: io.scrub, env: io.env })
     await pack.requireInitialized()
     io.out(await dispatch(pack, args, io))
     return 0
@@ -329,8 +364,11 @@ async function dispatch(pack: Pack, a: Parsed, io: CliIo): Promise<string> {
         : await planImport(pack, path, { asNew: flag('as-new') })
       return JSON.stringify(r, null, 2)
     }
-    default:
-      throw new UsageError(`unknown command: ${a.positionals.join(' ')}`)
+    default: {
+      const given = [cmd, ...(['task', 'source', 'bundle'].includes(cmd ?? '') && sub ? [sub] : [])].join(' ')
+      const near = closest(given, COMMANDS)
+      throw new UsageError(`unknown command: ${given}${near ? ` (did you mean ${near}?)` : ''}`)
+    }
   }
 }
 

@@ -360,4 +360,16 @@ export default definePlugin({
   },
   handlers,
   peerRefusal,
+  commands: {
+    // `ag-mcp continuity …`: the human CLI (Agentpack's `task close`, block and abandon live only here).
+    continuity: {
+      summary: 'task passports, the ledger, checkpoints and bundles from the shell',
+      raw: true,
+      help: async () => (await import('./cli.ts')).CLI_USAGE,
+      load: async () => {
+        const { runCli } = await import('./cli.ts')
+        return ({ argv }, ctx) => runCli(argv, ctx)
+      },
+    },
+  },
 })

@@ -26,8 +26,8 @@ t.test('the standalone executable serves MCP with no node on PATH', async (t) =>
   t.equal(spawnSync(exe, ['--version'], { env, encoding: 'utf8' }).stdout.trim(), `ag-mcp ${pkg.version}`)
   t.match(
     spawnSync(exe, ['--help'], { env, encoding: 'utf8' }).stdout,
-    /--upstream\s+Base URL of the ag-server/,
-    '--help (yargs) works',
+    /--upstream URL\s+Base URL of the ag-server/,
+    '--help works',
   )
   const p = startMcp(t, { command: [exe], env, exactEnv: true })
   t.same(await roundTrip(p), {

@@ -37,7 +37,7 @@ t.test('no command: the usage, then what to do; exit 2', async (t) => {
     t.equal(r.code, 2, `ag-server ${args.join(' ')} exits 2`)
     t.match(r.stderr, /Commands:[\s\S]*ag-server: name a command: see the usage above/)
   }
-  t.match(run().stderr, /ag-server token <action>/, 'the top-level usage lists the commands')
+  t.match(run().stderr, /^  token +mint, revoke or list tokens$/m, 'the top-level usage lists the commands')
 })
 
 t.test('a misspelt flag gets the nearest one of that command', async (t) => {

@@ -1,24 +1,16 @@
 // Every ag-mcp flag, defined once: the core's own here, and each plugin's options (declared
 // with definePlugin, collected by build.mjs into generated/plugins.js) joined to them by
-// flagTable(). The start-up parser, the config file and env loader, the lazily loaded yargs help
+// flagTable(). The start-up parser (lib/cli), the config file and env loader, the lazily loaded help
 // and docs/flags.md are all driven by that one table.
+import type { Flag } from '../../../lib/cli/flags.ts'
 import type { OptionRole, OptionTable } from '../plugin-api.ts'
 
-export type FlagType = 'string' | 'number' | 'boolean' | 'list'
+export type { FlagType } from '../../../lib/cli/flags.ts'
 
-export interface FlagSpec {
-  type: FlagType
-  describe: string
-  default?: string | number | boolean | readonly string[]
-  /** Shown in help as the value's placeholder. */
-  value?: string
+/** A row of lib/cli's flag table, with what only ag-mcp's configuration layers read. */
+export interface FlagSpec extends Flag {
   /** Not accepted from the config file (where a value could leak or loop). */
   cliOnly?: boolean
-  /**
-   * A string flag whose value may be left out: its value when given bare (`--local`, or `true`
-   * in the config file or the environment); `false` there leaves it unset.
-   */
-  bare?: string
   /** Set for a plugin's option: whose it is and what the core does with it. */
   plugin?: { name: string; option: string; role?: OptionRole }
 }

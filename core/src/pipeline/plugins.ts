@@ -3,7 +3,7 @@
 // and their options, comes from generated/plugins.js: build.mjs writes it from plugins/*/.
 import type { OptionValue, PluginOptionsWithChecks } from '../config/config.ts'
 import { pluginFlag } from '../config/flags.ts'
-import type { Logger, OptionTable, Plugin, PluginInit, TokenSource } from '../plugin-api.ts'
+import type { Logger, OptionTable, Plugin, PluginCommand, PluginInit, TokenSource } from '../plugin-api.ts'
 import { localFailure } from '../plugin-api.ts'
 
 /** One bundled plugin: its options (known at start-up) and its code (loaded on first use). */
@@ -11,6 +11,8 @@ export interface BundledPlugin extends PluginOptionsWithChecks {
   load(): Promise<Plugin>
   /** The plugin declares a start-up check (`start`): build.mjs says so, so no code is loaded to ask. */
   starts?: boolean
+  /** Its commands as declared, without their code (build.mjs records them; operator/commands.ts runs them). */
+  commands?: Readonly<Record<string, Omit<PluginCommand, 'load'>>>
 }
 
 export type BundledPlugins = Readonly<Record<string, BundledPlugin>>
