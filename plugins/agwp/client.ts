@@ -32,7 +32,14 @@ export interface ClientSettings {
   upstream: UpstreamSettings | undefined
   tokens: TokenSource
   log: Logger
+  /**
+   * Waits `ms` before a retry, or rejects when `signal` aborts. The real timer unless a test
+   * gives its own, so a test can see the delay asked for (a 3 s Retry-After) without waiting it.
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>
 }
+
+const realSleep = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal })
 
 export interface AgwpRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -91,7 +98,8 @@ export function createClient(env: ClientSettings): AgwpClient {
     },
     headers: { 'user-agent': 'ag-mcp', accept: 'application/json' },
   })
-  return { send: (req, signal) => send(instance, base, upstream, env.tokens, env.log, req, signal) }
+  const wait = env.sleep ?? realSleep
+  return { send: (req, signal) => send(instance, base, upstream, env.tokens, env.log, wait, req, signal) }
 }
 
 async function send(
@@ -100,6 +108,7 @@ async function send(
   up: UpstreamSettings,
   tokens: TokenSource,
   log: Logger,
+  wait: NonNullable<ClientSettings['sleep']>,
   req: AgwpRequest,
   signal: AbortSignal,
 ): Promise<Record<string, unknown>> {
@@ -124,7 +133,7 @@ async function send(
   /** Waits before the next attempt, or throws `otherwise` when the deadline leaves no room for it. */
   const pause = async (waitMs: number, otherwise: () => unknown): Promise<void> => {
     if (waitMs >= remaining()) throw otherwise()
-    await sleep(waitMs, undefined, { signal })
+    await wait(waitMs, signal)
   }
   for (let attempt = 0; ; attempt++) {
     const t0 = performance.now()

@@ -9,15 +9,7 @@ import t from 'tap'
 import { startMcp } from '../helpers/mcp-process.ts'
 import { agwpFixture, toCallResult } from './agwp-fixture.ts'
 import type { CallResult } from './agwp-fixture.ts'
-
-const GIT_ENV = {
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@test.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@test.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
+import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 
 /** Every directory a test here makes, removed when the file's tests end. */
 const temp = (prefix: string): string => {
@@ -28,7 +20,7 @@ const temp = (prefix: string): string => {
 
 function gitRepo(): string {
   const dir = temp('agit-conf-')
-  const git = (...a: string[]) => execFileSync('git', a, { cwd: dir, env: { ...process.env, ...GIT_ENV } })
+  const git = (...a: string[]) => execFileSync('git', a, { cwd: dir, env: { ...process.env, ...GIT_IDENTITY } })
   git('init', '-q', '-b', 'main')
   writeFileSync(join(dir, 'app.ts'), 'export {}\n')
   git('add', '.')
@@ -48,7 +40,7 @@ const body = (r: AgitResult) => r.first
 
 t.test('local mode: no upstream, a git repository → a complete thought log', async (t) => {
   const dir = gitRepo()
-  const p = startMcp(t, { cwd: dir, env: GIT_ENV })
+  const p = startMcp(t, { cwd: dir, env: GIT_IDENTITY })
   const list = await p.request('tools/list')
   const names = ((list.result?.['tools'] as { name: string }[]) ?? []).map((x) => x.name)
   t.same(names, [
@@ -147,7 +139,7 @@ t.test('staged thoughts travel with a proposal and are then recorded as consumed
   const dir = gitRepo()
   const p = startMcp(t, {
     cwd: dir,
-    env: GIT_ENV,
+    env: GIT_IDENTITY,
     args: ['--upstream', fx.upstream, '--token-file', fx.tokenFile('alice'), '--log-level', 'warn'],
   })
   t.notOk(

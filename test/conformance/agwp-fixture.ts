@@ -18,16 +18,9 @@ import { notStartupCheck, recordingServer } from '../helpers/recording-server.ts
 import type { RecordingServer } from '../helpers/recording-server.ts'
 import type { McpProcess, Response } from '../helpers/mcp-process.ts'
 import type { Json } from '../helpers/json.ts'
+import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'Fixture',
-  GIT_AUTHOR_EMAIL: 'fixture@test.invalid',
-  GIT_COMMITTER_NAME: 'Fixture',
-  GIT_COMMITTER_EMAIL: 'fixture@test.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
+const GIT_ENV = { ...process.env, ...GIT_IDENTITY }
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' })
 

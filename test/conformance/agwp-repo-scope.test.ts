@@ -16,16 +16,9 @@ import { client, mcp, writeTokenFile } from './agwp-fixture.ts'
 import { forwardingProxy, notStartupCheck } from '../helpers/recording-server.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
 import type { Json } from '../helpers/json.ts'
+import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'Fixture',
-  GIT_AUTHOR_EMAIL: 'fixture@test.invalid',
-  GIT_COMMITTER_NAME: 'Fixture',
-  GIT_COMMITTER_EMAIL: 'fixture@test.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
+const GIT_ENV = { ...process.env, ...GIT_IDENTITY }
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ag-mcp-scope-'))
 const src = path.join(dir, 'src')
 fs.mkdirSync(src)

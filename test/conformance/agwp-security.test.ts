@@ -70,10 +70,9 @@ t.test('http:// to a non-loopback host is refused at start-up; nothing is contac
   let stdout = ''
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-  const t0 = Date.now()
+  // stdin stays open: the process ends on its own, at start-up, not after a request tried to connect.
   const code = await new Promise<number | null>((r) => child.on('close', r))
-  t.not(code, 0, 'exits non-zero')
-  t.ok(Date.now() - t0 < 5000, 'at once (no connection attempt to wait for)')
+  t.not(code, 0, 'exits non-zero, by itself')
   t.match(
     stderr,
     /--upstream http:\/\/10\.1\.2\.3:7420 is refused[\s\S]*--allow-insecure-http/,

@@ -35,9 +35,12 @@ t.test('an unread stderr never holds up answers; dropped log lines are counted, 
   p.child.stderr.resume()
   // Once stderr drains, the next line logged is preceded by the count of those dropped.
   const notice = /warn (\d+) log line\(s\) dropped: stderr was not being read/
+  // Each call's line is either dropped (the backlog is still draining, so more of it arrives) or
+  // written: either way stderr brings something new, which is what each round waits for.
   for (let i = 0; i < 50 && !notice.test(p.stderr); i++) {
+    const more = new Promise((r) => p.child.stderr.once('data', r))
     await p.request('tools/call', { name: 'server_info', arguments: {} })
-    await new Promise((r) => setTimeout(r, 50))
+    await more
   }
   const m = notice.exec(p.stderr)
   t.ok(m, 'the drop is reported')
@@ -62,10 +65,9 @@ t.test('stdin EOF with stderr never read: every answer is delivered and the proc
   const N = 4000
   sendCalls(p, N, 1)
   p.child.stdin.end()
-  const t0 = Date.now()
+  // An exit that never comes fails the test by its timeout.
   const code = await exited
   t.equal(code, 0, 'exit 0')
-  t.ok(Date.now() - t0 < 15_000, `exited in ${Date.now() - t0} ms`)
   await p.waitForLines(N)
   t.equal(p.responses.length, N, 'every call answered before the exit')
   p.assertValid(t)

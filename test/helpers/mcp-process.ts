@@ -92,6 +92,7 @@ export class McpProcess {
   /** Responses nobody awaited yet, by id. */
   private readonly unclaimed = new Map<string, Response[]>()
   private readonly lineWaiters: { count: number; resolve: () => void }[] = []
+  private readonly stderrWaiters = new Set<{ re: RegExp; settle: (e?: Error) => void }>()
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 
   constructor(opts: StartOptions = {}) {
@@ -107,7 +108,10 @@ export class McpProcess {
     this.child.stdout.setEncoding('utf8')
     this.child.stderr.setEncoding('utf8')
     this.child.stdout.on('data', (s: string) => this.onStdout(s))
-    this.child.stderr.on('data', (s: string) => (this.stderr += s))
+    this.child.stderr.on('data', (s: string) => {
+      this.stderr += s
+      for (const w of [...this.stderrWaiters]) if (w.re.test(this.stderr)) w.settle()
+    })
     // A write after the process exited must fail the test through its assertions, not crash it.
     this.child.stdin.on('error', () => {})
     this.exited = new Promise((resolve) => {
@@ -117,6 +121,7 @@ export class McpProcess {
           for (const w of ws)
             w.reject(new Error(`process exited before answering id ${k}\nstderr: ${this.stderr.slice(-2000)}`))
         this.waiters.clear()
+        for (const w of [...this.stderrWaiters]) w.settle(new Error(`process exited before stderr matched ${w.re}`))
         resolve({ code, signal })
       })
     })
@@ -214,6 +219,27 @@ export class McpProcess {
         timeoutMs,
       )
       this.lineWaiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) })
+    })
+  }
+
+  /** Resolves once everything written to stderr so far matches `re`; rejects if the process exits first. */
+  waitForStderr(re: RegExp, timeoutMs = WAIT_MS): Promise<void> {
+    if (re.test(this.stderr)) return Promise.resolve()
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => w.settle(new Error(`stderr did not match ${re} within ${timeoutMs} ms: ${this.stderr.slice(-2000)}`)),
+        timeoutMs,
+      )
+      const w = {
+        re,
+        settle: (e?: Error): void => {
+          clearTimeout(timer)
+          this.stderrWaiters.delete(w)
+          if (e) reject(e)
+          else resolve()
+        },
+      }
+      this.stderrWaiters.add(w)
     })
   }
 

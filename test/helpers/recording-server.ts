@@ -16,6 +16,11 @@ export interface RecordingServer {
   requests: Seen[]
   /** Sockets closed by the client (the server never closes one before close()). */
   readonly closedSockets: number
+  /**
+   * Resolves once `done()` holds, checked now and after every request recorded and every socket
+   * closed: a wait on those events, not on the clock (tap's test timeout ends a wait that never ends).
+   */
+  until(done: () => boolean): Promise<void>
   close(): Promise<void>
 }
 
@@ -35,8 +40,13 @@ export async function recordingServer(
   o: { body?: 'buffer' | 'stream'; record?: (s: Seen) => boolean } = {},
 ): Promise<RecordingServer> {
   const requests: Seen[] = []
+  const waiting = new Set<() => void>()
+  const changed = (): void => {
+    for (const check of [...waiting]) check()
+  }
   const push = (s: Seen): void => {
     if (o.record?.(s) ?? true) requests.push(s)
+    changed()
   }
   let closedSockets = 0
   const server = http.createServer((req, res) => {
@@ -53,7 +63,12 @@ export async function recordingServer(
       answer(req, res, seen)
     })
   })
-  server.on('connection', (s) => s.on('close', () => closedSockets++))
+  server.on('connection', (s) =>
+    s.on('close', () => {
+      closedSockets++
+      changed()
+    }),
+  )
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -61,6 +76,16 @@ export async function recordingServer(
     get closedSockets() {
       return closedSockets
     },
+    until: (done) =>
+      new Promise<void>((resolve) => {
+        const check = (): void => {
+          if (!done()) return
+          waiting.delete(check)
+          resolve()
+        }
+        waiting.add(check)
+        check()
+      }),
     async close() {
       server.closeAllConnections()
       await new Promise<void>((ok) => server.close(() => ok()))

@@ -21,11 +21,6 @@ function tokenFile(name: string, token: string): string {
   return f
 }
 
-/** Waits until stderr matches `re` (the check runs in the background, after the first answer). */
-async function stderrMatch(p: McpProcess, re: RegExp): Promise<void> {
-  for (let i = 0; i < 200 && !re.test(p.stderr); i++) await new Promise((r) => setTimeout(r, 25))
-}
-
 /** ag-mcp on the fixture's server with one token, from a directory that is no git repository. */
 async function started(t: Test, token: string, extra: string[] = []): Promise<McpProcess> {
   const p = startMcp(t, {
@@ -37,11 +32,12 @@ async function started(t: Test, token: string, extra: string[] = []): Promise<Mc
   return p
 }
 
-const CHECKED = /start-up check: /
+/** The check's whole line (it runs in the background, after the first answer). */
+const CHECKED = /start-up check: .*\n/
 
 t.test('a token lacking scopes for enabled groups: one warning naming them and the fix', async (t) => {
   const p = await started(t, fx.tokens['reed'] as string)
-  await stderrMatch(p, CHECKED)
+  await p.waitForStderr(CHECKED)
   const warnings = p.stderr.split('\n').filter((l) => / warn start-up check: /.test(l))
   t.equal(warnings.length, 1, p.stderr)
   t.match(
@@ -59,7 +55,7 @@ t.test('a token with a scope for every enabled group: no warning', async (t) => 
     ['reed', ['--allow', 'read']],
   ] as const) {
     const p = await started(t, fx.tokens[who] as string, [...extra])
-    await stderrMatch(p, CHECKED)
+    await p.waitForStderr(CHECKED)
     t.match(p.stderr, /debug start-up check: the token has a scope for every enabled upstream group/, who)
     t.notMatch(p.stderr, / warn /, `${who} ${extra.join(' ')}: nothing to warn about`)
     t.equal((await p.close()).code, 0)
@@ -76,7 +72,7 @@ t.test('a revoked token: the refusal is a warning at start, not a surprise later
   const token = minted.body['token'] as string
   t.equal((await fx.api('admin', 'DELETE', `/admin/tokens/${minted.body['info'].id as string}`)).status, 200)
   const p = await started(t, token)
-  await stderrMatch(p, CHECKED)
+  await p.waitForStderr(CHECKED)
   t.match(
     p.stderr,
     /warn start-up check: the upstream could not say who the token is \(401 unauthenticated: .*run ag-mcp doctor/,

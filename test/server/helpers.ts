@@ -11,18 +11,11 @@ import { adminMint, adminSetRole, adminSetPolicy, repoAdd } from '../../server/s
 import { Store } from '../../server/src/store.ts'
 import type { Policy, Role, Scope, WorkspaceRec } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
+import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 
 // Shared fixtures: real git repositories, a real data directory, a real server on loopback.
 
-export const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'Test Author',
-  GIT_AUTHOR_EMAIL: 'author@test.invalid',
-  GIT_COMMITTER_NAME: 'Test Committer',
-  GIT_COMMITTER_EMAIL: 'committer@test.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
+export const GIT_ENV = { ...process.env, ...GIT_IDENTITY }
 
 /** An open workspace record with no changes, for tests of the store (fields in `over` win). */
 export function workspaceRecord(id: string, repo: string, over: Partial<WorkspaceRec> = {}): WorkspaceRec {

@@ -112,12 +112,10 @@ t.test('maxBytes too small for the frame', async (t) => {
 
 t.test('100 MB body', async (t) => {
   const body = 'data line\n'.repeat(10_000_000)
-  const start = performance.now()
   const r = renderFenced({ summary: 's', kind: 'file.content', body, maxBytes: 65536 })
   t.ok(r.truncated)
   t.ok(bytes(r.text) <= 65536)
   t.ok(r.text.endsWith(closeFence(r.id)))
-  t.ok(performance.now() - start < 3000, `took ${Math.round(performance.now() - start)} ms`)
 })
 
 t.test('fence ids are fresh: 2,000 renders (several refills of the random pool) never repeat one', async (t) => {

@@ -128,7 +128,8 @@ t.test('sanitize → scrub → fence, for any text', async (t) => {
   t.ok(withEscapes > 50, `${withEscapes} inputs held ESC`)
 })
 
-t.test('sanitizeDeep → scrubDeep → boundData, for any JSON value', async () => {
+t.test('sanitizeDeep → scrubDeep → boundData, for any JSON value', async (t) => {
+  const seen = { secret: 0, escapes: 0, cut: 0, whole: 0 }
   const dirtyJson = fc.letrec((tie) => ({
     value: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
@@ -140,25 +141,33 @@ t.test('sanitizeDeep → scrubDeep → boundData, for any JSON value', async () 
       fc.dictionary(hostileText, tie('value'), { maxKeys: 4 }),
     ),
   })).value
-  fc.assert(
-    fc.property(dirtyJson, fc.integer({ min: 64, max: 2000 }), (value, maxBytes) => {
-      const clean = sanitizeDeep(value)
-      const bounded = boundData(scrubber.scrubDeep(clean.value), maxBytes)
-      const json = JSON.stringify(bounded.value)
-      if (bytes(json) > maxBytes) throw new Error('over the byte bound')
-      if (json.includes(SECRET)) throw new Error('secret leaked')
-      // JSON escapes C0 itself; what must not survive is what JSON leaves raw
-      const raw = JSON.parse(`[${json}]`) as unknown[]
-      const strings: string[] = []
-      const collect = (v: unknown): void => {
-        if (typeof v === 'string') strings.push(v)
-        else if (Array.isArray(v)) v.forEach(collect)
-        else if (v !== null && typeof v === 'object')
-          for (const [k, x] of Object.entries(v)) strings.push(k), collect(x)
-      }
-      collect(raw[0])
-      for (const s of strings) if (FORBIDDEN.test(s)) throw new Error(`forbidden character in ${JSON.stringify(s)}`)
-    }),
-    { numRuns: 300 },
+  const property = fc.property(dirtyJson, fc.integer({ min: 64, max: 2000 }), (value, maxBytes) => {
+    const input = JSON.stringify(value)
+    if (input.includes(SECRET)) seen.secret++
+    if (input.includes('\\u001b')) seen.escapes++
+    const clean = sanitizeDeep(value)
+    const bounded = boundData(scrubber.scrubDeep(clean.value), maxBytes)
+    if (bounded.truncated) seen.cut++
+    else seen.whole++
+    const json = JSON.stringify(bounded.value)
+    if (bytes(json) > maxBytes) throw new Error('over the byte bound')
+    if (json.includes(SECRET)) throw new Error('secret leaked')
+    // JSON escapes C0 itself; what must not survive is what JSON leaves raw
+    const raw = JSON.parse(`[${json}]`) as unknown[]
+    const strings: string[] = []
+    const collect = (v: unknown): void => {
+      if (typeof v === 'string') strings.push(v)
+      else if (Array.isArray(v)) v.forEach(collect)
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) strings.push(k), collect(x)
+    }
+    collect(raw[0])
+    for (const s of strings) if (FORBIDDEN.test(s)) throw new Error(`forbidden character in ${JSON.stringify(s)}`)
+  })
+  t.doesNotThrow(
+    () => fc.assert(property, { numRuns: 300 }),
+    'within the bound, no secret, no character a terminal or reader could be fooled by',
   )
+  // the generator really does exercise the dangerous cases, and both sides of the bound
+  t.ok(seen.secret > 10 && seen.escapes > 10, `${seen.secret} values held the secret, ${seen.escapes} an ESC`)
+  t.ok(seen.cut >= 5 && seen.whole >= 5, `${seen.cut} values were cut to the bound, ${seen.whole} fitted`)
 })

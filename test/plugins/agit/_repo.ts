@@ -4,15 +4,9 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { GIT_IDENTITY } from '../../helpers/git-identity.ts'
 
-export const GIT_ENV: Record<string, string> = {
-  GIT_AUTHOR_NAME: 'Agit Test',
-  GIT_AUTHOR_EMAIL: 'agit@test.invalid',
-  GIT_COMMITTER_NAME: 'Agit Test',
-  GIT_COMMITTER_EMAIL: 'agit@test.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
+export const GIT_ENV: Record<string, string> = GIT_IDENTITY
 // Our own code spawns git with process.env: the test's identity applies to it too.
 Object.assign(process.env, GIT_ENV)
 

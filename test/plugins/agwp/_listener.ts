@@ -19,6 +19,8 @@ export interface Listener {
   /** Sockets closed by the client (not by the listener). */
   readonly closed: number
   respond: Respond
+  /** Resolves once `done()` holds, checked after each request and each closed socket. */
+  until(done: () => boolean): Promise<void>
   close(): Promise<void>
 }
 
@@ -31,6 +33,7 @@ export async function listen(respond: Respond = json(200, { ok: true })): Promis
       return server.closedSockets
     },
     respond,
+    until: (done) => server.until(done),
     close: () => server.close(),
   }
   return l
@@ -47,7 +50,13 @@ export const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 
 export function envFor(
   url: string,
-  o: { token?: string; refreshTo?: string; timeoutMs?: number; maxResponseBytes?: number } = {},
+  o: {
+    token?: string
+    refreshTo?: string
+    timeoutMs?: number
+    maxResponseBytes?: number
+    sleep?: ClientSettings['sleep']
+  } = {},
 ): ClientSettings & { refreshes: number } {
   let token = o.token ?? 'agwp_test-token-0000000000'
   const env = {
@@ -67,6 +76,7 @@ export function envFor(
     },
     log: silent,
     refreshes: 0,
+    ...(o.sleep ? { sleep: o.sleep } : {}),
   }
   return env
 }

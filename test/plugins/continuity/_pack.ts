@@ -8,16 +8,9 @@ import type { Test } from 'tap'
 import { isPluginFailure } from '../../../core/src/plugin-api.ts'
 import type { PluginFailure } from '../../../core/src/plugin-api.ts'
 import { initPack, Pack } from '../../../plugins/continuity/store.ts'
+import { GIT_IDENTITY } from '../../helpers/git-identity.ts'
 
-export const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'Test',
-  GIT_AUTHOR_EMAIL: 'test@example.invalid',
-  GIT_COMMITTER_NAME: 'Test',
-  GIT_COMMITTER_EMAIL: 'test@example.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-}
+export const GIT_ENV = { ...process.env, ...GIT_IDENTITY }
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' }).trim()
