@@ -24,6 +24,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { buildSync } from 'esbuild'
+import { agwpWorld } from './agwp-world.mjs'
 import { cpuMs, gitEnv as env, mainThreadMs, scratch } from './proc.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -159,31 +160,11 @@ function serve(server, data) {
 
 async function setup(server, src, label) {
   const data = path.join(tmp, `data-${label}`)
-  const cli = (...a) => execFileSync(process.execPath, [server, ...a], { encoding: 'utf8', env })
-  cli('init', data)
-  cli('repo', 'add', 'soak', '--from', src, '--data', data)
-  cli('policy', 'set', '--repo', 'soak', '--required-approvals', '0', '--data', data)
-  const mint = (principal, scopes, role) => {
-    const f = path.join(tmp, `${label}-${principal.replace(':', '-')}.tok`)
-    cli(
-      'token',
-      'mint',
-      '--principal',
-      principal,
-      '--scopes',
-      scopes,
-      '--repos',
-      'soak',
-      '--ttl',
-      '2h',
-      '--out',
-      f,
-      '--data',
-      data,
-    )
-    cli('role', 'set', '--repo', 'soak', '--principal', principal, '--role', role, '--data', data)
-    return fs.readFileSync(f, 'utf8').trim()
-  }
+  const tokenDir = path.join(tmp, `tokens-${label}`)
+  fs.mkdirSync(tokenDir)
+  const world = agwpWorld({ agServer: server, data, repos: { soak: src }, tokenDir })
+  world.admin('policy', 'set', '--repo', 'soak', '--required-approvals', '0')
+  const mint = (principal, scopes, role) => world.member({ principal, scopes, role, ttl: '2h' }).token
   const agent = mint('agent:soak', 'read,workspace,propose,coordinate', 'contributor')
   const human = mint('human:maint', 'read,integrate', 'maintainer')
   const admin = fs.readFileSync(path.join(data, 'admin.token'), 'utf8').trim()
