@@ -1,3 +1,5 @@
+import { git } from './git.ts'
+import { mergeBase } from './history.ts'
 import {
   canonicalMode,
   hashObject,
@@ -9,6 +11,9 @@ import {
 } from './objects.ts'
 import type { Repo } from './repos.ts'
 
+// What a proposal's merge into its target gives: mergeability() and mergeTree() answer as
+// `git merge-base` and `git merge-tree` would.
+//
 // Most merges the server makes need no content merge: each side changed files the other did
 // not touch. Git answers those exactly as a path-by-path three-way choice, so the server
 // makes them in process instead of starting `git merge-tree` (a fork of the whole server
@@ -19,6 +24,62 @@ import type { Repo } from './repos.ts'
 // disappears): so any deletion on either side, a file that became a directory or the
 // reverse, a path both sides changed differently, or an entry whose mode git would rewrite
 // sends the merge to git. So does every history that is not plain (mergeBase declines).
+
+/** merge-base based classification plus merge-tree for real merges. */
+export async function mergeability(
+  repo: Repo,
+  target: string,
+  head: string,
+): Promise<{
+  mergeability: 'fast_forward' | 'clean' | 'conflicts' | 'up_to_date'
+  conflicts: string[]
+  /** null: the two have no common history */
+  merge_base: string | null
+  tree?: string
+}> {
+  // In process when the answer is unique (history.ts); git otherwise.
+  const unique = await mergeBase(repo, target, head)
+  let base = unique
+  if (base === undefined) {
+    const out = (await git(repo.gitDir, ['merge-base', target, head], { okCodes: [1] })).stdout.toString('utf8').trim()
+    base = /^[0-9a-f]{40}$/.test(out) ? out : null
+  }
+  if (base === head) return { mergeability: 'up_to_date', conflicts: [], merge_base: base }
+  if (base === target) return { mergeability: 'fast_forward', conflicts: [], merge_base: base }
+  // (one of several bases is no base for a merge: git merges them first)
+  const m = await mergeTree(repo, target, head, unique ?? null)
+  return m.conflicts.length
+    ? { mergeability: 'conflicts', conflicts: m.conflicts, merge_base: base }
+    : { mergeability: 'clean', conflicts: [], merge_base: base, tree: m.tree }
+}
+
+/**
+ * `git merge-tree --write-tree ours theirs`: the merged tree, or the conflicting paths. In
+ * process when the merge is a path-by-path choice (merge.ts); `base` is the two commits' one
+ * merge base if the caller knows it (null: none, or not one).
+ */
+export async function mergeTree(
+  repo: Repo,
+  ours: string,
+  theirs: string,
+  base?: string | null,
+): Promise<{ tree: string; conflicts: string[] }> {
+  const b = base === undefined ? await mergeBase(repo, ours, theirs) : base
+  if (b) {
+    const [bt, ot, tt] = await Promise.all([repo.commitTree(b), repo.commitTree(ours), repo.commitTree(theirs)])
+    const tree = await trivialMerge(repo, bt, ot, tt)
+    if (tree !== undefined) return { tree, conflicts: [] }
+  }
+  const r = await git(
+    repo.gitDir,
+    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', '--allow-unrelated-histories', ours, theirs],
+    { okCodes: [1] },
+  )
+  const parts = r.stdout.toString('utf8').split('\0').filter(Boolean)
+  const tree = (parts[0] ?? '').trim()
+  const conflicts = r.code === 1 ? [...new Set(parts.slice(1))] : []
+  return { tree, conflicts: r.code === 1 && conflicts.length === 0 ? ['(unknown)'] : conflicts }
+}
 
 /** The entry as a tree would hold it, or '' for none: equal keys mean the same content. */
 const key = (e: TreeItem | undefined): string => (e === undefined ? '' : `${canonicalMode(e.mode)} ${e.oid}`)

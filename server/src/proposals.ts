@@ -1,16 +1,14 @@
-import { minimatch } from 'minimatch'
 import type { Ctx } from './context.ts'
-import { authorize, inScope, policyOf, roleAtLeast, roleOf, type Caller } from './auth.ts'
+import { authorize, inScope, roleAtLeast, roleOf, type Caller } from './auth.ts'
 import { conflict, forbidden, invalid } from './errors.ts'
 import { casWithIntent } from './intents.ts'
-import { formatCommit, writeObject, type RawObject } from './objects.ts'
+import { formatCommit, type RawObject } from './objects.ts'
 import type { Op } from './store.ts'
-import { diff, mergeability, mergeTree } from './gitread.ts'
-import { checkBranch, checkPath } from './paths.ts'
-import type { MergeInfo, Repo } from './repos.ts'
-import type { ProposalRec, ReviewRec, WorkspaceRec } from './types.ts'
+import { checkBranch } from './paths.ts'
+import type { Repo } from './repos.ts'
+import type { ProposalRec, WorkspaceRec } from './types.ts'
 import { nowIso, page } from './util.ts'
-import { attachRecord, provenanceStatus } from './provenance.ts'
+import { attachRecord } from './provenance.ts'
 import { releaseWorkspaceRef } from './wsrefs.ts'
 import { getWorkspace } from './workspaces.ts'
 import { buildTree } from './wstree.ts'
@@ -18,15 +16,15 @@ import { buildTree } from './wstree.ts'
 // Proposals are real commits on refs/proposals/<id> whose parent is the workspace base.
 // Metadata (reviews, provenance, state) lives in the store; the ref is the truth for head.
 
-const refOf = (id: string): string => `refs/proposals/${id}`
+export const refOf = (id: string): string => `refs/proposals/${id}`
 
-function emailOf(principal: string): string {
+export function emailOf(principal: string): string {
   const [kind, name] = principal.split(':')
   return `${name ?? 'unknown'}@${kind ?? 'unknown'}.agwp.invalid`
 }
 
 /** Who the caller's commits are by: the token's identity (repos.ts), else its actor. */
-const identityOf = (repo: Repo, caller: Caller) =>
+export const identityOf = (repo: Repo, caller: Caller) =>
   repo.identityFor(caller.token.id, { name: caller.actor, email: emailOf(caller.principal) })
 
 async function commitWorkspace(repo: Repo, ws: WorkspaceRec, caller: Caller, message: string): Promise<string> {
@@ -270,189 +268,6 @@ export function summary(p: ProposalRec): Record<string, unknown> {
   return s
 }
 
-function reviewsOf(ctx: Ctx, id: string): ReviewRec[] {
-  return ctx.store.byIndex('reviewsByProposal', id).sort((a, b) => Number(a.id.slice(7)) - Number(b.id.slice(7)))
-}
-
-/**
- * The target's head and how the proposal's head merges into it. merge_base..head is what
- * integration brings into the target: the diff shows that range and approvals must cover it
- * (not merely the proposal's own commit on its workspace base).
- */
-async function targetRange(repo: Repo, p: ProposalRec): Promise<{ targetHead: string | null; merge: MergeInfo }> {
-  const targetHead = await repo.branchHead(p.target)
-  if (p.state === 'integrated') {
-    // What it brought in when it was integrated; records older than the field: its own commit.
-    const from = p.integrated?.merge_base !== undefined ? p.integrated.merge_base : p.base
-    return { targetHead, merge: { mergeability: 'not_open', conflicts: [], merge_base: from } }
-  }
-  let merge: MergeInfo
-  if (targetHead === null)
-    merge = { mergeability: p.base === null ? 'fast_forward' : 'target_missing', conflicts: [], merge_base: p.base }
-  // A proposal head is a commit whose only parent is p.base: on an unmoved target it
-  // fast-forwards, no git call needed.
-  else if (targetHead === p.head) merge = { mergeability: 'up_to_date', conflicts: [], merge_base: p.head }
-  else if (targetHead === p.base) merge = { mergeability: 'fast_forward', conflicts: [], merge_base: p.base }
-  else {
-    const key = `${targetHead}:${p.head}`
-    const m = repo.cachedMerge(key) ?? (await mergeability(repo, targetHead, p.head))
-    merge = { mergeability: m.mergeability, conflicts: m.conflicts, merge_base: m.merge_base }
-    repo.rememberMerge(key, merge)
-  }
-  if (p.state !== 'open') merge = { ...merge, mergeability: 'not_open', conflicts: [] }
-  return { targetHead, merge }
-}
-
-/**
- * Does review r cover everything integrating p into targetHead brings in? It covers
- * r.base..p.head; integration brings in what the target lacks of p.head, a subset of that
- * range exactly when r.base is already in the target.
- */
-async function coversIntegration(
-  repo: Repo,
-  p: ProposalRec,
-  r: ReviewRec,
-  targetHead: string | null,
-  mergeBase: string | null,
-): Promise<boolean> {
-  const from = r.base !== undefined ? r.base : p.base
-  if (from === null || from === mergeBase) return true
-  return targetHead !== null && (await repo.isAncestor(from, targetHead))
-}
-
-/** Policy evaluation independent of the caller: approvals, provenance, mergeability. */
-export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string, unknown>> {
-  const repo = ctx.repos.get(p.repo)
-  const policy = policyOf(ctx.store, p.repo)
-  const reviews = reviewsOf(ctx, p.id)
-  const { targetHead, merge } = await targetRange(repo, p)
-  const current = reviews.filter((r) => r.head === p.head && r.reviewer_principal !== p.author_principal)
-  // A reviewer's latest verdict on the current head is the one that counts.
-  const latest = new Map<string, ReviewRec>()
-  for (const r of current) if (r.verdict !== 'comment') latest.set(r.reviewer_principal, r)
-  const approvals: string[] = []
-  const partial: ReviewRec[] = []
-  for (const r of latest.values()) {
-    if (r.verdict !== 'approve') continue
-    if (await coversIntegration(repo, p, r, targetHead, merge.merge_base)) approvals.push(r.reviewer_principal)
-    else partial.push(r)
-  }
-  const changesRequested = [...latest.values()]
-    .filter((r) => r.verdict === 'request_changes')
-    .map((r) => r.reviewer_principal)
-
-  const provRequired = policy.require_provenance_for_agents && p.author_principal.startsWith('agent:')
-  const provenance = await provenanceStatus(ctx.store, repo, p, provRequired)
-
-  const blockers: { code: string; message: string }[] = []
-  if (p.state !== 'open') blockers.push({ code: 'not_open', message: `proposal is ${p.state}` })
-  if (merge.mergeability === 'conflicts')
-    blockers.push({ code: 'conflicts', message: `merge conflicts in ${merge.conflicts.length} path(s)` })
-  if (merge.mergeability === 'target_missing')
-    blockers.push({ code: 'target_missing', message: `target branch '${p.target}' does not exist` })
-  if (approvals.length < policy.required_approvals)
-    blockers.push({
-      code: 'approvals_missing',
-      message:
-        `${approvals.length} of ${policy.required_approvals} required approval(s) from someone other than the author` +
-        (partial.length
-          ? `; ${partial.length} approval(s) cover only the commits after ${(partial[0]?.base ?? p.base ?? '').slice(0, 12)}, but integration brings in every commit after ${merge.merge_base?.slice(0, 12) ?? 'the root'}: the current diff needs a new review`
-          : ''),
-    })
-  if (changesRequested.length)
-    blockers.push({ code: 'changes_requested', message: `changes requested by ${changesRequested.join(', ')}` })
-  if (provRequired && provenance['status'] !== 'verified')
-    blockers.push({
-      code: 'provenance_missing',
-      message: `policy requires verified provenance for the current head of an agent proposal (${String(provenance['status'])}${provenance['reason'] !== undefined ? `: ${String(provenance['reason'])}` : ''})`,
-    })
-
-  const out: Record<string, unknown> = {
-    id: p.id,
-    repo: p.repo,
-    title: p.title,
-    description: p.description,
-    reasoning: p.reasoning,
-    state: p.state,
-    author: p.author,
-    author_principal: p.author_principal,
-    target: p.target,
-    target_head: targetHead,
-    base: p.base,
-    merge_base: merge.merge_base,
-    head: p.head,
-    ref: refOf(p.id),
-    workspace: p.workspace,
-    revisions: p.revisions,
-    mergeable: ['fast_forward', 'clean', 'up_to_date'].includes(merge.mergeability),
-    mergeability: merge.mergeability,
-    conflicts: merge.conflicts,
-    approvals,
-    approvals_required: policy.required_approvals,
-    reviews: reviews.map(viewReview),
-    provenance,
-    integration_blockers: blockers,
-    created_at: p.created_at,
-    updated_at: p.updated_at,
-  }
-  if (p.task !== undefined) out['task'] = p.task
-  if (p.withdrawn_reason !== undefined) out['withdrawn_reason'] = p.withdrawn_reason
-  if (p.integrated) out['integrated'] = p.integrated
-  return out
-}
-
-export function viewReview(r: ReviewRec): Record<string, unknown> {
-  const { reviewer_principal: _rp, ...rest } = r
-  return rest
-}
-
-/** The diff a reviewer reviews: merge_base..head, everything integration brings into the target. */
-export async function proposalDiff(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
-  const p = getProposal(ctx, caller, id)
-  const repo = ctx.repos.get(p.repo)
-  const base = (await targetRange(repo, p)).merge.merge_base
-  return { base, head: p.head, ...(await diff(repo, base, p.head, [], ctx.limits.maxPatchBytes)) }
-}
-
-export async function createReview(
-  ctx: Ctx,
-  caller: Caller,
-  id: string,
-  body: { verdict: ReviewRec['verdict']; body?: string; comments?: ReviewRec['comments'] },
-): Promise<ReviewRec> {
-  const p0 = getProposal(ctx, caller, id)
-  authorize(ctx.store, caller, 'review', p0.repo, 'reviewer')
-  // Comment paths are repository paths like any other (the contract's RepoPath): 422.
-  for (const [i, c] of (body.comments ?? []).entries()) checkPath(c.path, `comments[${i}].path`)
-  if (p0.state !== 'open') throw conflict(`proposal is ${p0.state}`, { state: p0.state })
-  if (body.verdict !== 'comment' && p0.author_principal === caller.principal)
-    throw forbidden('the author of a proposal cannot approve or reject it', { author: p0.author_principal })
-  // The review covers what the diff shows now: the target's merge base to the head.
-  const { merge } = await targetRange(ctx.repos.get(p0.repo), p0)
-  // Checked again after the await, and committed with no await in between.
-  const p = ctx.store.get('proposals', id) as ProposalRec
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
-  if (p.head !== p0.head)
-    throw conflict('the proposal was revised while the review was being recorded; review its new head', {
-      head: p.head,
-    })
-  const { id: rid, op } = ctx.store.nextId('review', 'review-')
-  const r: ReviewRec = {
-    id: rid,
-    proposal: id,
-    reviewer: caller.actor,
-    reviewer_principal: caller.principal,
-    verdict: body.verdict,
-    body: body.body ?? '',
-    comments: body.comments ?? [],
-    head: p.head,
-    base: merge.merge_base,
-    created_at: nowIso(),
-  }
-  ctx.store.commit([op, { c: 'reviews', k: rid, v: r }])
-  return r
-}
-
 export async function attachProvenance(
   ctx: Ctx,
   caller: Caller,
@@ -464,96 +279,4 @@ export async function attachProvenance(
   // admin group. The record itself is verified: the credential vouches for nothing.
   authorize(ctx.store, caller, 'admin', p.repo, null)
   return attachRecord(ctx, id, caller.principal, body)
-}
-
-export async function integrate(
-  ctx: Ctx,
-  caller: Caller,
-  id: string,
-  body: { strategy?: 'merge' | 'fast_forward' | 'squash'; expected_target_head?: string },
-): Promise<Record<string, unknown>> {
-  const p0 = getProposal(ctx, caller, id)
-  authorize(ctx.store, caller, 'integrate', p0.repo, 'maintainer')
-  if (caller.kind === 'agent' && p0.author_principal === caller.principal)
-    throw forbidden('an agent can never integrate its own proposal', { author: p0.author_principal })
-  const policy = policyOf(ctx.store, p0.repo)
-  if (policy.protected_branches.some((g) => minimatch(p0.target, g)) && caller.kind !== 'human') {
-    throw forbidden(`'${p0.target}' is protected: only a human maintainer can integrate into it`, { target: p0.target })
-  }
-  const repo = ctx.repos.get(p0.repo)
-  const strategy = body.strategy ?? 'merge'
-  return ctx.mutex.run(`repo:${p0.repo}`, async () => {
-    const p = ctx.store.get('proposals', id) as ProposalRec
-    const ev = await evaluate(ctx, p)
-    const blockers = ev['integration_blockers'] as { code: string; message: string }[]
-    const T = ev['target_head'] as string | null
-    if (blockers.some((b) => b.code === 'not_open')) throw conflict(`proposal is ${p.state}`, { state: p.state })
-    if (body.expected_target_head !== undefined && body.expected_target_head !== T)
-      throw conflict('target branch moved past expected_target_head', {
-        target: p.target,
-        target_head: T,
-        expected_target_head: body.expected_target_head,
-      })
-    if (blockers.some((b) => b.code === 'conflicts'))
-      throw conflict('proposal does not merge cleanly into its target', { conflicts: ev['conflicts'] })
-    if (blockers.length)
-      throw forbidden(`integration refused by policy: ${blockers.map((b) => b.message).join('; ')}`, {
-        integration_blockers: blockers,
-      })
-    let next: string
-    if (T === null || (ev['mergeability'] === 'fast_forward' && strategy === 'fast_forward')) next = p.head
-    else if (strategy === 'fast_forward')
-      throw conflict('not a fast-forward: the target has commits the proposal lacks', { target_head: T })
-    else if (ev['mergeability'] === 'up_to_date')
-      throw conflict('target already contains the proposal', { target_head: T })
-    else {
-      const m = await mergeTree(repo, T, p.head)
-      if (m.conflicts.length)
-        throw conflict('proposal does not merge cleanly into its target', { conflicts: m.conflicts })
-      // The integration commit is written in-process like proposal commits (objects.ts):
-      // one git process fewer per integration, same bytes as commit-tree would write.
-      // The integrator is the merge's author and committer; a squash keeps the proposal
-      // commit's author (who wrote the change) and is committed by the integrator.
-      const integrator = identityOf(repo, caller)
-      const squash = strategy === 'squash'
-      const proposed = squash ? await repo.commitInfo(p.head) : undefined
-      next = await writeObject(
-        repo.gitDir,
-        'commit',
-        formatCommit({
-          tree: m.tree,
-          parents: squash ? [T] : [T, p.head],
-          author: squash
-            ? proposed
-              ? { name: proposed.author.name, email: proposed.author.email }
-              : { name: p.author, email: emailOf(p.author_principal) }
-            : integrator.author,
-          committer: integrator.committer,
-          message: squash
-            ? `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`
-            : `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,
-        }),
-      )
-    }
-    const used = T === null || next === p.head ? 'fast_forward' : strategy
-    const now = nowIso()
-    const integrated = {
-      commit: next,
-      strategy: used,
-      by: caller.actor,
-      at: now,
-      merge_base: ev['merge_base'] as string | null,
-    }
-    const record = (): Op[] => [
-      { c: 'proposals', k: id, at: ['state'], v: 'integrated' },
-      { c: 'proposals', k: id, at: ['integrated'], v: integrated },
-      { c: 'proposals', k: id, at: ['updated_at'], v: now },
-    ]
-    // Compare-and-swap under a journaled intent: if anything moved the branch since we
-    // read T, nobody wins silently; if the server dies after the ref moved, start-up
-    // completes the record (intents.ts).
-    if (!(await casWithIntent(ctx, repo, `refs/heads/${p.target}`, next, T, 'contains', record)))
-      throw conflict('target branch moved during integration', { target: p.target })
-    return { proposal: id, target: p.target, commit: next, previous_target_head: T, strategy: used }
-  })
 }

@@ -1,11 +1,14 @@
 import type { Router, Req } from './router.ts'
 import { authorize, policyOf, roleOf, tokenCoversRepo } from './auth.ts'
 import { invalid, notFound } from './errors.ts'
-import { commitDetail, diff, encodeContent, listDir, log, search } from './gitread.ts'
+import { commitDetail, diff, encodeContent, listDir, log } from './gitread.ts'
+import { search } from './search.ts'
 import { checkReadPath, checkRepoName } from './paths.ts'
 import { page, parseLimit } from './util.ts'
 import * as ws from './workspaces.ts'
 import * as pr from './proposals.ts'
+import * as rv from './reviews.ts'
+import { integrate } from './integrate.ts'
 import * as co from './coordination.ts'
 import type { Ctx } from './context.ts'
 import type { Caller } from './auth.ts'
@@ -215,7 +218,7 @@ export function registerRoutes(router: Router): void {
         r.params['id'] ?? '',
         r.body as Parameters<typeof pr.createProposal>[3],
       )
-      return { status: 201, body: await pr.evaluate(r.ctx, p) }
+      return { status: 201, body: await rv.evaluate(r.ctx, p) }
     },
     'ProposalCreateRequest',
   )
@@ -226,16 +229,16 @@ export function registerRoutes(router: Router): void {
     return { body: { proposals: pg.items.map(pr.summary), ...(pg.next_cursor ? { next_cursor: pg.next_cursor } : {}) } }
   })
   router.add('GET', '/proposals/:id', async (r) => ({
-    body: await pr.evaluate(r.ctx, pr.getProposal(r.ctx, r.caller, r.params['id'] ?? '')),
+    body: await rv.evaluate(r.ctx, pr.getProposal(r.ctx, r.caller, r.params['id'] ?? '')),
   }))
   router.add('GET', '/proposals/:id/diff', async (r) => ({
-    body: await pr.proposalDiff(r.ctx, r.caller, r.params['id'] ?? ''),
+    body: await rv.proposalDiff(r.ctx, r.caller, r.params['id'] ?? ''),
   }))
   router.add(
     'POST',
     '/proposals/:id/revisions',
     async (r) => ({
-      body: await pr.evaluate(
+      body: await rv.evaluate(
         r.ctx,
         await pr.reviseProposal(r.ctx, r.caller, r.params['id'] ?? '', r.body as { workspace: string }),
       ),
@@ -246,7 +249,7 @@ export function registerRoutes(router: Router): void {
     'POST',
     '/proposals/:id/withdraw',
     async (r) => ({
-      body: await pr.evaluate(
+      body: await rv.evaluate(
         r.ctx,
         await pr.withdrawProposal(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { reason?: string }).reason),
       ),
@@ -258,8 +261,8 @@ export function registerRoutes(router: Router): void {
     '/proposals/:id/reviews',
     async (r) => ({
       status: 201,
-      body: pr.viewReview(
-        await pr.createReview(r.ctx, r.caller, r.params['id'] ?? '', r.body as Parameters<typeof pr.createReview>[3]),
+      body: rv.viewReview(
+        await rv.createReview(r.ctx, r.caller, r.params['id'] ?? '', r.body as Parameters<typeof rv.createReview>[3]),
       ),
     }),
     'ReviewCreateRequest',
@@ -268,7 +271,7 @@ export function registerRoutes(router: Router): void {
     'POST',
     '/proposals/:id/provenance',
     async (r) => ({
-      body: await pr.evaluate(
+      body: await rv.evaluate(
         r.ctx,
         await pr.attachProvenance(
           r.ctx,
@@ -284,7 +287,7 @@ export function registerRoutes(router: Router): void {
     'POST',
     '/proposals/:id/integrate',
     async (r) => ({
-      body: await pr.integrate(r.ctx, r.caller, r.params['id'] ?? '', r.body as Parameters<typeof pr.integrate>[3]),
+      body: await integrate(r.ctx, r.caller, r.params['id'] ?? '', r.body as Parameters<typeof integrate>[3]),
     }),
     'IntegrateRequest',
   )

@@ -5,14 +5,7 @@ import { ApiError, get, post, setCsrf } from './api.ts'
 import { h } from './dom.ts'
 import { listPage } from './list.ts'
 import { proposalPage } from './proposal.ts'
-
-export interface SessionInfo {
-  principal: string
-  expires_at: string
-  csrf: string
-  scopes: string[]
-  repos: { name: string; role: string }[]
-}
+import type { SessionInfo } from './shapes.ts'
 
 function signInPage(root: HTMLElement, problem: string | undefined): void {
   const input = h('input', {

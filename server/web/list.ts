@@ -1,7 +1,7 @@
 // The list of proposals: filters (state, repository, author, task) in the address, pages of 50,
 // newest first.
 import { get } from './api.ts'
-import type { SessionInfo } from './app.ts'
+import type { SessionInfo } from './shapes.ts'
 import { badge, h, when } from './dom.ts'
 
 interface Summary {

@@ -2,7 +2,7 @@
 // refused with the server's own reason otherwise), the reviews, and the task and run it came from.
 import { ApiError, post } from './api.ts'
 import { badge, h, short, when } from './dom.ts'
-import type { ProposalData } from './proposal.ts'
+import type { ProposalData } from './shapes.ts'
 
 type Reload = (note: { ok: boolean; text: string }) => Promise<void>
 

@@ -6,7 +6,8 @@ import { GIT_ENV, tmpdir } from './helpers.ts'
 import { Repo } from '../../server/src/repos.ts'
 import { packedParses } from '../../server/src/refs.ts'
 import { isAncestor, walkPathLog } from '../../server/src/history.ts'
-import { commitDetail, diff, search } from '../../server/src/gitread.ts'
+import { commitDetail, diff } from '../../server/src/gitread.ts'
+import { search } from '../../server/src/search.ts'
 import { dirParts } from '../../server/src/corpus.ts'
 
 // Reads answered in process must answer what git answers: `git log -- <path>` (history

@@ -4,6 +4,8 @@ import { invalid } from '../errors.ts'
 import { commitDetail } from '../gitread.ts'
 import { checkRepoName } from '../paths.ts'
 import * as pr from '../proposals.ts'
+import * as rv from '../reviews.ts'
+import { integrate } from '../integrate.ts'
 import { effectiveRun, effectiveTask, getRun, getTask } from '../coordination.ts'
 import type { ProposalRec } from '../types.ts'
 
@@ -176,7 +178,7 @@ async function commitsOf(ctx: Ctx, p: ProposalRec, mergeBase: string | null): Pr
 /** Everything one proposal's page shows but its diff. */
 export async function proposalView(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
   const p = pr.getProposal(ctx, caller, id)
-  const view = await pr.evaluate(ctx, p)
+  const view = await rv.evaluate(ctx, p)
   const keyId = p.provenance?.key_id
   const key = keyId !== undefined ? ctx.store.get('keys', keyId) : undefined
   return {
@@ -209,11 +211,11 @@ export async function reviewAction(ctx: Ctx, caller: Caller, id: string, b: Reco
   const body = text(b, 'body', 65_536)
   if (verdict === 'request_changes' && body === undefined)
     throw invalid('say what should change: a comment is required', { field: 'body' })
-  const r = await pr.createReview(ctx, caller, id, {
+  const r = await rv.createReview(ctx, caller, id, {
     verdict: verdict as (typeof VERDICTS)[number],
     ...(body !== undefined ? { body } : {}),
   })
-  return pr.viewReview(r)
+  return rv.viewReview(r)
 }
 
 export async function integrateAction(
@@ -228,7 +230,7 @@ export async function integrateAction(
   const expected = b['expected_target_head']
   if (expected !== undefined && (typeof expected !== 'string' || !/^[0-9a-f]{40}$/.test(expected)))
     throw invalid('expected_target_head must be a commit id', { field: 'expected_target_head' })
-  return pr.integrate(ctx, caller, id, {
+  return integrate(ctx, caller, id, {
     strategy: strategy as (typeof STRATEGIES)[number],
     ...(expected !== undefined ? { expected_target_head: expected as string } : {}),
   })

@@ -3,7 +3,7 @@ import { createScrub } from '../../../lib/scrub.ts'
 import { authenticate, type Caller, type RateLimiter } from '../auth.ts'
 import type { Ctx } from '../context.ts'
 import { AgwpError, errorBody, forbidden, invalid, notFound } from '../errors.ts'
-import * as pr from '../proposals.ts'
+import * as rv from '../reviews.ts'
 import { integrateAction, listView, proposalView, readableRepos, rejectAction, reviewAction } from './api.ts'
 import { asset } from './assets.ts'
 import {
@@ -145,7 +145,7 @@ export class Ui {
     if (method === 'GET' && m !== null) {
       const id = decodeId(m[1] as string)
       if (m[2] === undefined) return ok(scrubDeep(await proposalView(env.ctx, caller, id)))
-      if (m[2] === 'diff') return ok(scrubDeep(await pr.proposalDiff(env.ctx, caller, id)))
+      if (m[2] === 'diff') return ok(scrubDeep(await rv.proposalDiff(env.ctx, caller, id)))
     }
     throw notFound(`unknown endpoint ${method} ${rel.slice(0, 200)}`)
   }
