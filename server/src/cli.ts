@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS } from './context.ts'
 import { AgwpError } from './errors.ts'
 import { ROLES, SCOPES } from './types.ts'
 import type { CliContext } from './cli/admin.ts'
+import { MAINTENANCE_FLAGS } from './cli/maintenance.ts'
 
 /** The package's version, set by build.mjs (esbuild define). */
 declare const AG_MCP_VERSION: string
@@ -24,6 +25,7 @@ const optional = (value: string, describe: string, type: Flag['type'] = 'string'
 
 const SERVE_FLAGS: FlagTable = {
   data,
+  ...MAINTENANCE_FLAGS,
   listen: { type: 'string', value: 'HOST:PORT', default: '127.0.0.1:7420', describe: 'the address to listen on' },
   rate: { type: 'number', value: 'N', default: 50, describe: 'requests/s per token (0: unlimited)' },
   burst: { type: 'number', value: 'N', default: 200, describe: 'requests a token may make at once' },
@@ -252,6 +254,38 @@ export const COMMANDS: readonly Command<CliContext>[] = [
           data,
         },
         load: async () => (await import('./cli/keys.ts')).attachProvenance,
+      },
+    ],
+  },
+  {
+    name: 'maintenance',
+    summary: "the repositories' packing and pruning (serve does it in the background)",
+    commands: [
+      {
+        name: 'status',
+        summary: "each repository's objects, packs and refs now, and its last maintenance runs",
+        flags: {
+          repo: optional('NAME', 'one repository (default: all)'),
+          json: { type: 'boolean', describe: 'print JSON' },
+          data,
+        },
+        load: async () => (await import('./cli/maintenance.ts')).status,
+      },
+      {
+        name: 'run',
+        summary: 'maintain the repositories now, with the server stopped (what is due; --full: everything)',
+        flags: {
+          repo: optional('NAME', 'one repository (default: all)'),
+          full: { type: 'boolean', describe: 'pack refs and consolidate whatever the counts say' },
+          grace: {
+            type: 'string',
+            value: 'DURATION',
+            default: '1h',
+            describe: 'keep unreachable objects this long (0: drop them all)',
+          },
+          data,
+        },
+        load: async () => (await import('./cli/maintenance.ts')).run,
       },
     ],
   },

@@ -10,6 +10,7 @@ import { startServer } from '../http.ts'
 import { isLoopback, listenOrExplain } from '../listen.ts'
 import { parseDuration } from '../util.ts'
 import { dataDir, type CliContext } from './admin.ts'
+import { maintenanceFromFlags } from './maintenance.ts'
 
 function parseListen(s: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s)
@@ -22,6 +23,7 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
   const dir = dataDir(stringValue(values, 'data'))
   if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
   const { host, port } = parseListen(stringValue(values, 'listen') ?? '')
+  const maintenance = maintenanceFromFlags(values)
   const lock = acquireLock(dir, { pid: process.pid, kind: 'server' })
   if (!lock.ok) throw new Error(`data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})`)
   const origin = stringValue(values, 'ui-origin')
@@ -32,6 +34,7 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
       port,
       rate: numberValue(values, 'rate') ?? 0,
       burst: numberValue(values, 'burst') ?? 0,
+      maintenance,
       limits: {
         maxBodyBytes: numberValue(values, 'max-body-bytes') ?? 0,
         maxFileBytes: numberValue(values, 'max-file-bytes') ?? 0,
