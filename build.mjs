@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // The build: manifests and plugins → checks, types, precompiled validators, the plugin list,
-// docs/tools.md and docs/flags.md; then esbuild bundles bin/ag-mcp.ts and bin/ag-server.ts into
+// docs/tools.md, flags.md and errors.md; then esbuild bundles bin/ag-mcp.ts and bin/ag-server.ts into
 // one file each under dist/.
 //   node build.mjs              build everything
-//   node build.mjs --check-docs exit 1 if docs/tools.md or docs/flags.md differs from what the build writes
+//   node build.mjs --check-docs exit 1 if docs/tools.md, flags.md or errors.md differs from what the build writes
 //   node build.mjs --extra DIR  a test bundle: DIR/plugins/*/ and DIR/manifests/*.json join the
 //                               product's, built into generated/extra/ (ag-mcp.mjs included).
 //                               Nothing of it reaches dist/: the product never bundles a fixture.
@@ -108,7 +108,8 @@ manifests.sort(
 
 const support = await importTs(
   `export * from './core/src/manifest/check.ts'; export * from './core/src/manifest/docs.ts'
-   export * from './core/src/config/flags.ts'; export * from './core/src/config/flags-doc.ts'`,
+   export * from './core/src/config/flags.ts'; export * from './core/src/config/flags-doc.ts'
+   export * from './core/src/errors-doc.ts'`,
   'build-support',
 )
 
@@ -214,6 +215,7 @@ if (!extraDir) {
   const docs = {
     'tools.md': support.renderToolsDoc(manifests, (plugin, op) => byName[plugin]?.operation?.describe?.(op)),
     'flags.md': support.renderFlagsDoc(table),
+    'errors.md': support.renderErrorsDoc(),
   }
   if (checkDocsOnly) {
     const stale = []
@@ -223,7 +225,7 @@ if (!extraDir) {
     }
     await rm(join(gen, 'tmp'), { recursive: true, force: true })
     if (stale.length > 0) fail([`docs/${stale.join(', docs/')} out of date: run \`npm run build\` and commit`])
-    console.log('docs/tools.md and docs/flags.md are up to date')
+    console.log(`docs/${Object.keys(docs).join(', docs/')} are up to date`)
     process.exit(0)
   }
   await mkdir(join(root, 'docs'), { recursive: true })

@@ -20,9 +20,10 @@
 // Environment: BENCH_AGWP_N samples per path per operation (default 2000, at most 20000);
 // BENCH_AGWP_OPS=log (or file_read) measures only that operation;
 // BENCH_AGWP_CPU_PROF=DIR runs ag-mcp with --cpu-prof into DIR (figures then include the profiler).
+import { agwpWorld } from './agwp-world.mjs'
 import { cpuMs, endAndWait, gitEnv, run, scratch } from './proc.mjs'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { cpus, loadavg, release, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -51,7 +52,6 @@ for (const f of [AG_MCP, AG_SERVER]) {
 const { tmp, children, cleanup } = scratch('ag-mcp-agwp-bench-')
 
 const now = () => performance.now()
-const admin = (/** @type {string[]} */ ...args) => run(process.execPath, [AG_SERVER, ...args])
 
 // ---------------------------------------------------------------------------------------------
 // Set-up: repository, data dir, token, server
@@ -337,27 +337,12 @@ async function main() {
   const t0 = now()
   const { src, bigBytes } = makeRepo()
   const data = join(tmp, 'data')
-  admin('init', data)
-  admin('repo', 'add', 'demo', '--from', src, '--data', data)
-  const tokenFile = join(tmp, 'alice.token')
-  admin(
-    'token',
-    'mint',
-    '--principal',
-    'agent:alice',
-    '--scopes',
-    'read,workspace,propose,coordinate',
-    '--repos',
-    'demo',
-    '--ttl',
-    '1h',
-    '--out',
-    tokenFile,
-    '--data',
-    data,
-  )
-  admin('role', 'set', '--repo', 'demo', '--principal', 'agent:alice', '--role', 'contributor', '--data', data)
-  const token = readFileSync(tokenFile, 'utf8').trim()
+  const { tokenFile, token } = agwpWorld({ agServer: AG_SERVER, data, repos: { demo: src } }).member({
+    principal: 'agent:alice',
+    scopes: 'read,workspace,propose,coordinate',
+    role: 'contributor',
+    ttl: '1h',
+  })
   const server = await startServer(data)
   const origin = new URL(server.url).origin
 

@@ -18,6 +18,7 @@
 //   the repository's .git and beside the plain ag-server's data directory (a full copy).
 //
 // Environment: BENCH_LOCAL_RUNS samples per variant (default 5); BENCH_LOCAL_FILES (default 50000).
+import { agwpWorld, listening } from './agwp-world.mjs'
 import { cpuMs, endAndWait, gitEnv, run, scratch } from './proc.mjs'
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -78,39 +79,20 @@ console.log(
 )
 
 const data = join(tmp, 'plain-data')
-const admin = (/** @type {string[]} */ ...args) => run(process.execPath, [AG_SERVER, ...args, '--data', data])
-run(process.execPath, [AG_SERVER, 'init', data])
-admin('repo', 'add', 'big', '--from', repo)
-admin('role', 'set', '--repo', 'big', '--principal', 'agent:bench', '--role', 'contributor')
-const tokenFile = join(tmp, 'agent.token')
-admin(
-  'token',
-  'mint',
-  '--principal',
-  'agent:bench',
-  '--scopes',
-  'read,workspace,propose,coordinate',
-  '--repos',
-  'big',
-  '--out',
-  tokenFile,
-)
+const { tokenFile } = agwpWorld({ agServer: AG_SERVER, data, repos: { big: repo } }).member({
+  principal: 'agent:bench',
+  scopes: 'read,workspace,propose,coordinate',
+  role: 'contributor',
+})
 const server = spawn(process.execPath, [AG_SERVER, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], {
   stdio: ['pipe', 'pipe', 'inherit'],
 })
 children.push(server)
-const upstream = await new Promise((resolve, reject) => {
-  server.stdout.setEncoding('utf8').on('data', (s) => {
-    const m = /listening on (http:\/\/\S+?)\/agwp\/v1/.exec(s)
-    if (m) resolve(m[1])
-  })
-  server.on('exit', (code) => reject(new Error(`ag-server exited ${code}`)))
-})
+const upstream = await listening(server)
 const plainData = bytesUnder(data)
 // For the baseline "an ag-server start": a data directory of its own, the repository borrowed.
 const spare = join(tmp, 'spare-data')
-run(process.execPath, [AG_SERVER, 'init', spare])
-run(process.execPath, [AG_SERVER, 'repo', 'add', 'big', '--from', repo, '--shared', '--data', spare])
+agwpWorld({ agServer: AG_SERVER, data: spare, repos: { big: repo }, repoFlags: ['--shared'] })
 
 // ---------------------------------------------------------------------------------------------
 // One sample: spawn → first answer line of whoami

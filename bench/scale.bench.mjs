@@ -15,6 +15,7 @@
 //   node bench/scale.bench.mjs            N = 10, 50, 100 (one fresh server per round)
 //   node bench/scale.bench.mjs 100        one round with N = 100 (any number of N values)
 //   npm run bench -- scale -- 100    the same through `npm run bench` (or BENCH_SCALE_N=10,50)
+import { agwpWorld } from './agwp-world.mjs'
 import { cpuMs, endAndWait, gitEnv, run, scratch } from './proc.mjs'
 import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
@@ -335,8 +336,7 @@ const pad = (s, n) => String(s).padStart(n)
 async function round(N, src) {
   const t0 = now()
   const data = join(tmp, `data-${N}`)
-  run(process.execPath, [AG_SERVER, 'init', data])
-  run(process.execPath, [AG_SERVER, 'repo', 'add', 'demo', '--from', src, '--data', data])
+  agwpWorld({ agServer: AG_SERVER, data, repos: { demo: src } })
   const server = await startServer(data)
   const origin = new URL(server.url).origin
   const adminToken = readFileSync(join(data, 'admin.token'), 'utf8').trim()

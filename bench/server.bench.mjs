@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { agwpWorld } from './agwp-world.mjs'
 import { gitEnv } from './proc.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -43,8 +44,6 @@ function buildRepo() {
   execFileSync('git', ['--git-dir', src, 'fast-import', '--quiet'], { env, input: parts.join('') })
   return src
 }
-
-const cli = (...args) => execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8', env })
 
 function serve(data) {
   const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], {
@@ -87,27 +86,12 @@ async function main() {
   const src = buildRepo()
   const buildMs = performance.now() - t0
   const data = path.join(tmp, 'data')
-  cli('init', data)
-  cli('repo', 'add', 'bench', '--from', src, '--data', data)
-  const tokFile = path.join(tmp, 'tok')
-  cli(
-    'token',
-    'mint',
-    '--principal',
-    'agent:bench',
-    '--scopes',
-    'read,workspace,propose',
-    '--repos',
-    'bench',
-    '--ttl',
-    '1h',
-    '--out',
-    tokFile,
-    '--data',
-    data,
-  )
-  cli('role', 'set', '--repo', 'bench', '--principal', 'agent:bench', '--role', 'contributor', '--data', data)
-  const token = fs.readFileSync(tokFile, 'utf8').trim()
+  const { token } = agwpWorld({ agServer: bin, data, repos: { bench: src } }).member({
+    principal: 'agent:bench',
+    scopes: 'read,workspace,propose',
+    role: 'contributor',
+    ttl: '1h',
+  })
   const { child, url } = await serve(data)
   const call = async (method, p, body) => {
     const r = await fetch(url + p, {

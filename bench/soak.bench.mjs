@@ -11,6 +11,8 @@
 // the machine's drift cannot move it: the aged server and a fresh one take turns under the
 // same clients (see agedAgainstFresh; this adds 2 x WINDOW_S and a setup to the run).
 // The two servers run concurrently (see main), so the run takes `seconds`, not twice that.
+// At the end, each repository's disk beside its packed size (target: within 2x, which the
+// server's maintenance must keep) and what maintenance did (see diskReport).
 //   node bench/soak.bench.mjs [seconds] [--baseline REV|none] [--rev REV] [--steady] [--no-ageing] [--control]
 //   (or SOAK_SECONDS=60 npm run bench soak)
 //   --steady: the writers only write files into their workspaces (no proposals, integrations
@@ -24,6 +26,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { buildSync } from 'esbuild'
+import { agwpWorld } from './agwp-world.mjs'
 import { cpuMs, gitEnv as env, mainThreadMs, scratch } from './proc.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -134,6 +137,53 @@ function rssKb(pid) {
 // SOAK_SERVE_ARGS: more `serve` options for every server, e.g. "--no-lean-heap".
 const SERVE_ARGS = (process.env.SOAK_SERVE_ARGS ?? '').split(' ').filter(Boolean)
 
+const mib = (b) => `${(b / 1048576).toFixed(1)} MB`
+/** Bytes `du` counts under a directory (blocks, as the disk holds them). */
+const du = (dir) => Number(execFileSync('du', ['-s', '-B1', dir], { encoding: 'utf8' }).split('\t')[0])
+
+/**
+ * The repository after the soak: its disk beside what it takes packed (a copy, `git gc
+ * --prune=now`: what refs reach, one pack, packed refs), and what maintenance did
+ * (its state file, maintenance.ts). The server is stopped: nothing writes meanwhile.
+ */
+function diskReport(gitDir) {
+  const copy = path.join(tmp, `packed-${path.basename(path.dirname(path.dirname(gitDir)))}`)
+  fs.cpSync(gitDir, copy, { recursive: true })
+  execFileSync('git', ['--git-dir', copy, 'gc', '--quiet', '--prune=now'], { env })
+  const count = Object.fromEntries(
+    execFileSync('git', ['--git-dir', gitDir, 'count-objects', '-v'], { encoding: 'utf8', env })
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(': ')),
+  )
+  const looseRefs = execFileSync('find', [path.join(gitDir, 'refs'), '-type', 'f'], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean).length
+  let state = {}
+  try {
+    state = JSON.parse(fs.readFileSync(path.join(gitDir, 'agwp-maintenance.json'), 'utf8'))
+  } catch {
+    // no maintenance ran (--no-maintenance, or a server from before it)
+  }
+  const steps = {}
+  for (const r of state.recent ?? []) for (const st of r.steps) steps[st] = (steps[st] ?? 0) + 1
+  const out = {
+    disk: du(gitDir),
+    packed: du(copy),
+    loose: Number(count.count),
+    packs: Number(count.packs),
+    looseRefs,
+    runs: state.runs ?? 0,
+    failures: state.failures ?? 0,
+    steps:
+      Object.entries(steps)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none',
+  }
+  fs.rmSync(copy, { recursive: true, force: true })
+  return out
+}
+
 function serve(server, data) {
   // SOAK_CPU_PROF=DIR: write each server's CPU profile there (open in Chrome DevTools).
   const prof = process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : []
@@ -159,31 +209,11 @@ function serve(server, data) {
 
 async function setup(server, src, label) {
   const data = path.join(tmp, `data-${label}`)
-  const cli = (...a) => execFileSync(process.execPath, [server, ...a], { encoding: 'utf8', env })
-  cli('init', data)
-  cli('repo', 'add', 'soak', '--from', src, '--data', data)
-  cli('policy', 'set', '--repo', 'soak', '--required-approvals', '0', '--data', data)
-  const mint = (principal, scopes, role) => {
-    const f = path.join(tmp, `${label}-${principal.replace(':', '-')}.tok`)
-    cli(
-      'token',
-      'mint',
-      '--principal',
-      principal,
-      '--scopes',
-      scopes,
-      '--repos',
-      'soak',
-      '--ttl',
-      '2h',
-      '--out',
-      f,
-      '--data',
-      data,
-    )
-    cli('role', 'set', '--repo', 'soak', '--principal', principal, '--role', role, '--data', data)
-    return fs.readFileSync(f, 'utf8').trim()
-  }
+  const tokenDir = path.join(tmp, `tokens-${label}`)
+  fs.mkdirSync(tokenDir)
+  const world = agwpWorld({ agServer: server, data, repos: { soak: src }, tokenDir })
+  world.admin('policy', 'set', '--repo', 'soak', '--required-approvals', '0')
+  const mint = (principal, scopes, role) => world.member({ principal, scopes, role, ttl: '2h' }).token
   const agent = mint('agent:soak', 'read,workspace,propose,coordinate', 'contributor')
   const human = mint('human:maint', 'read,integrate', 'maintainer')
   const admin = fs.readFileSync(path.join(data, 'admin.token'), 'utf8').trim()
@@ -252,7 +282,7 @@ async function prepare(server, src, label) {
       return id
     }),
   )
-  return { child, call, must, agent, human, tasks, workspaces }
+  return { child, data, call, must, agent, human, tasks, workspaces }
 }
 
 let seq = 0
@@ -386,6 +416,7 @@ async function soak(server, src, label) {
   const finalKb = rssKb(child.pid) ?? 0
   child.kill('SIGTERM')
   await new Promise((r) => child.once('exit', r))
+  const disk = diskReport(path.join(s.data, 'repos/soak.git'))
   const during = rss.slice(0, rssEnd)
   const warm = during.filter((x) => x.t - t0 >= WINDOW_S * 1000)
   return {
@@ -396,6 +427,7 @@ async function soak(server, src, label) {
     errors: out.errors,
     conflicts: out.conflicts,
     ageing,
+    disk,
     cpuPerRequest: cpu / out.samples.length,
     /** The sampler's reading nearest after `t` s into the run. */
     at: (t) => during.find((x) => x.t - t0 >= t * 1000) ?? during[during.length - 1],
@@ -575,6 +607,10 @@ function report(run, sideBySide, probe) {
   )
   const errs = [...run.errors].map(([k, v]) => `${k}: ${v}`).join(', ')
   console.log(`errors: ${errs || 'none'}`)
+  const d = run.disk
+  console.log(
+    `repository on disk: ${mib(d.disk)} vs ${mib(d.packed)} packed = ${(d.disk / d.packed).toFixed(2)}x (target 2x): ${d.disk <= 2 * d.packed ? 'PASS' : 'FAIL'}; ${d.loose} loose objects, ${d.packs} packs, ${d.looseRefs} loose refs; maintenance: ${d.runs} runs, ${d.failures} failed (last 10 runs: ${d.steps})`,
+  )
   return rows
 }
 

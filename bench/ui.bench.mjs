@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
+import { agwpWorld, listening } from './agwp-world.mjs'
 import { gitEnv, run, scratch } from './proc.mjs'
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)))
@@ -41,7 +42,6 @@ for (const [what, path] of needed)
   }
 
 const { tmp, children, cleanup } = scratch('ag-ui-bench-')
-const server = (...args) => run(process.execPath, [AG_SERVER, ...args])
 
 /** A repository of 10 files of 300 lines each; the proposal rewrites 100 lines of each. */
 function source() {
@@ -61,29 +61,9 @@ function source() {
 
 async function startServer() {
   const data = join(tmp, 'data')
-  server('init', data)
-  server('repo', 'add', 'demo', '--from', source(), '--data', data)
-  const mint = (principal, scopes, role) => {
-    const out = join(tmp, `${principal.replace(/\W/g, '-')}.token`)
-    server(
-      'token',
-      'mint',
-      '--principal',
-      principal,
-      '--scopes',
-      scopes,
-      '--repos',
-      'demo',
-      '--out',
-      out,
-      '--data',
-      data,
-    )
-    server('role', 'set', '--repo', 'demo', '--principal', principal, '--role', role, '--data', data)
-    return readFileSync(out, 'utf8').trim()
-  }
-  const agent = mint('agent:bench', 'read,workspace,propose', 'contributor')
-  const person = mint('human:reviewer', 'read,review', 'reviewer')
+  const world = agwpWorld({ agServer: AG_SERVER, data, repos: { demo: source() } })
+  const agent = world.member({ principal: 'agent:bench', scopes: 'read,workspace,propose', role: 'contributor' }).token
+  const person = world.member({ principal: 'human:reviewer', scopes: 'read,review', role: 'reviewer' }).token
   const child = spawn(
     process.execPath,
     [AG_SERVER, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0', '--ui'],
@@ -93,15 +73,7 @@ async function startServer() {
     },
   )
   children.push(child)
-  const origin = await new Promise((ok, fail) => {
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-      const m = /listening on (http:\/\/\S+?)\/agwp\/v1/.exec(out)
-      if (m) ok(m[1])
-    })
-    child.once('exit', (code) => fail(new Error(`ag-server exited (${code})`)))
-  })
+  const origin = await listening(child)
   return { origin, agent, person }
 }
 

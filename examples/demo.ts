@@ -4,9 +4,9 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { McpStdioClient } from './agents/mcp-client.ts'
 import { runSession } from './agents/session.ts'
+import { agwpWorld, listening } from '../bench/agwp-world.mjs'
 
 const dist = new URL('.', import.meta.url).pathname
 const agServer = join(dist, 'ag-server.mjs')
@@ -29,8 +29,6 @@ function run(cmd: string, args: string[], cwd?: string): string {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`)
   return r.stdout.trim()
 }
-
-const admin = (...args: string[]): string => run(process.execPath, [agServer, ...args])
 
 async function main(): Promise<number> {
   const tmp = mkdtempSync(join(tmpdir(), 'ag-mcp-demo-'))
@@ -58,35 +56,22 @@ async function main(): Promise<number> {
 
     step('ag-server: data directory, repository, principals, policy, a task')
     const data = join(tmp, 'data')
-    admin('init', data)
-    admin('repo', 'add', 'demo', '--from', src, '--data', data)
-    const token = (name: string, principal: string, scopes: string) => {
-      const file = join(tmp, `${name}.token`)
-      admin(
-        'token',
-        'mint',
-        '--principal',
-        principal,
-        '--scopes',
-        scopes,
-        '--repos',
-        'demo',
-        '--ttl',
-        '1h',
-        '--out',
-        file,
-        '--data',
-        data,
-      )
-      return file
-    }
-    const alice = token('alice', 'agent:alice', 'read,workspace,propose,coordinate')
-    const bob = token('bob', 'human:bob', 'read,review')
-    const carol = token('carol', 'human:carol', 'read,integrate')
-    admin('role', 'set', '--repo', 'demo', '--principal', 'agent:alice', '--role', 'contributor', '--data', data)
-    admin('role', 'set', '--repo', 'demo', '--principal', 'human:bob', '--role', 'reviewer', '--data', data)
-    admin('role', 'set', '--repo', 'demo', '--principal', 'human:carol', '--role', 'maintainer', '--data', data)
-    admin('policy', 'set', '--repo', 'demo', '--required-approvals', '1', '--data', data)
+    const world = agwpWorld({ agServer, data, repos: { demo: src }, run })
+    const admin = world.admin
+    const alice = world.member({
+      principal: 'agent:alice',
+      scopes: 'read,workspace,propose,coordinate',
+      role: 'contributor',
+      ttl: '1h',
+    }).tokenFile
+    const bob = world.member({ principal: 'human:bob', scopes: 'read,review', role: 'reviewer', ttl: '1h' }).tokenFile
+    const carol = world.member({
+      principal: 'human:carol',
+      scopes: 'read,integrate',
+      role: 'maintainer',
+      ttl: '1h',
+    }).tokenFile
+    admin('policy', 'set', '--repo', 'demo', '--required-approvals', '1')
     admin(
       'task',
       'add',
@@ -96,8 +81,6 @@ async function main(): Promise<number> {
       'Write onboarding docs',
       '--body',
       'New contributors need a getting-started guide.',
-      '--data',
-      data,
     )
     say(
       'agent:alice (contributor), human:bob (reviewer), human:carol (maintainer); 1 approval required; tokens in 0600 files',
@@ -107,13 +90,7 @@ async function main(): Promise<number> {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     children.push(server)
-    const url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: server.stdout }).on('line', (l) => {
-        const m = /listening on (http:\/\/\S+?)\/agwp\/v1/.exec(l)
-        if (m?.[1]) resolve(m[1])
-      })
-      server.on('exit', (c) => reject(new Error(`ag-server exited with ${String(c)}`)))
-    })
+    const url = await listening(server)
     say(`ag-server listening on ${url}`)
 
     step(

@@ -27,7 +27,7 @@ interface AgitState {
 
 /** AGIT's text as a result, or its error text as a local failure. */
 function answer(r: ToolText): { text: string } {
-  if (r.isError) throw localFailure('rejected', r.text)
+  if (r.isError) throw localFailure(r.code ?? 'invalid', r.text)
   return { text: r.text }
 }
 

@@ -82,7 +82,7 @@ export async function logStep(
   now = () => Math.floor(Date.now() / 1000),
   inWorkspace: WorkspaceFiles = async () => new Set(),
 ): Promise<ToolText> {
-  if (!repo.initialized) return { text: NOT_INITIALIZED, isError: true }
+  if (!repo.initialized) return { text: NOT_INITIALIZED, isError: true, code: 'not_initialized' }
   const invalid = checkUndeclared(args as unknown as Record<string, unknown>)
   if (invalid) return { text: invalid, isError: true }
   if (args.repo_path !== undefined) {
@@ -191,7 +191,7 @@ async function logBatch(
   try {
     await repo.append(accepted)
   } catch (err) {
-    return { text: `Failed to log: ${(err as Error).message}`, isError: true }
+    return { text: `Failed to log: ${(err as Error).message}`, isError: true, code: 'failed' }
   }
   const n = accepted.length
   const logged = `Logged ${n} ${plural(n, 'entry', 'entries')}`
@@ -242,7 +242,7 @@ async function logSingle(repo: AgitRepo, e: EntryArg, now: () => number, check: 
   try {
     await repo.append([entryOf(e, now(), locations, legacy)])
   } catch (err) {
-    return { text: `Failed to log step: ${(err as Error).message}`, isError: true }
+    return { text: `Failed to log step: ${(err as Error).message}`, isError: true, code: 'failed' }
   }
   return { text: `Logged: [${e.role}/${e.category}] ${truncateChars(e.content, 50)}` }
 }

@@ -11,7 +11,7 @@ import type { ThoughtSearch } from './search.ts'
 import { truncateChars, utcDateTime } from './text.ts'
 import type { ToolText } from './tool-text.ts'
 
-const notInitialized = (): ToolText => ({ text: NOT_INITIALIZED, isError: true })
+const notInitialized = (): ToolText => ({ text: NOT_INITIALIZED, isError: true, code: 'not_initialized' })
 
 export async function getStatus(repo: AgitRepo, newest = 5): Promise<ToolText> {
   if (!repo.initialized) return notInitialized()
@@ -45,7 +45,7 @@ export async function getFileHistory(repo: AgitRepo, filepath: string, limit = 3
   if (r.code !== 0) {
     if (/does not have any commits yet|unknown revision/.test(r.stderr))
       return { text: `No history found for file: ${filepath}` }
-    return { text: `Error: ${r.stderr.trim()}`, isError: true }
+    return { text: `Error: ${r.stderr.trim()}`, isError: true, code: 'failed' }
   }
   const touched = new Set(r.stdout.split('\n').filter(Boolean))
   const found: string[] = []
@@ -70,7 +70,7 @@ export async function getRelevantContext(
   try {
     hits = await search.search(query, n)
   } catch (e) {
-    return { text: `Search failed: ${(e as Error).message}`, isError: true }
+    return { text: `Search failed: ${(e as Error).message}`, isError: true, code: 'failed' }
   }
   if (hits.length === 0) return { text: 'No relevant context found.' }
   return { text: hits.map((h) => `[${h.category}] (score: ${h.score.toFixed(2)}) ${h.content}`).join('\n\n') }
@@ -135,5 +135,9 @@ export async function getContext(repo: AgitRepo, gitHash: string): Promise<ToolT
     ].join('')
     return { text: trace === undefined ? head : `${head}## Trace\n\n\`\`\`\n${trace}\n\`\`\`\n` }
   }
-  return { text: `No context found for git hash '${gitHash}': Not found in neural commit history`, isError: true }
+  return {
+    text: `No context found for git hash '${gitHash}': Not found in neural commit history`,
+    isError: true,
+    code: 'not_found',
+  }
 }

@@ -12,7 +12,7 @@ import https from 'node:https'
 import { setTimeout as sleep } from 'node:timers/promises'
 import got from 'got'
 import type { Got } from 'got'
-import { isPluginFailure, localFailure, upstreamFailure } from '../../core/src/plugin-api.ts'
+import { isPluginFailure, localFailure, relayed, upstreamFailure } from '../../core/src/plugin-api.ts'
 import type { Logger, PluginFailure, TokenSource } from '../../core/src/plugin-api.ts'
 
 /** The upstream connection settings, from the plugin's options (checked by the core at start-up). */
@@ -281,7 +281,7 @@ function interpret(a: Answer, url: URL, retryAfterS: number | undefined): Record
     const details = err.details as Record<string, unknown> | undefined
     const fromDetails = typeof details?.['retry_after_s'] === 'number' ? details['retry_after_s'] : undefined
     const retry = retryAfterS ?? fromDetails
-    throw upstreamFailure(err.code, err.message, {
+    throw relayed(err.code, err.message, {
       status: a.status,
       ...(retry !== undefined ? { retryAfterS: retry } : {}),
       ...(err.details !== undefined ? { details: err.details } : {}),

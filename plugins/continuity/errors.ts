@@ -1,11 +1,9 @@
 // Domain refusals as plugin failures: the core turns them into isError results the model can
 // act on (Agentpack answered them with JSON-RPC -32000 errors, which a model never sees).
 import { localFailure } from '../../core/src/plugin-api.ts'
-import type { PluginFailure } from '../../core/src/plugin-api.ts'
+import type { FailureCode, PluginFailure } from '../../core/src/plugin-api.ts'
 
-/** `invalid` bad input · `conflict` the lifecycle refuses · `not_found` · `not_initialized` no pack. */
-export type FailureCode = 'invalid' | 'conflict' | 'not_found' | 'not_initialized' | 'cancelled' | 'locked'
-
+/** A refusal under one of the plugin contract's codes (FAILURE_CODES). */
 export function refuse(code: FailureCode, message: string): PluginFailure {
   return localFailure(code, message)
 }

@@ -7,6 +7,7 @@ import { createTask, viewTask } from './coordination.ts'
 import { keyAdd, keyList, keyRevoke, viewKey } from './keys.ts'
 import { canonicalStatement, statementFor } from './provenance.ts'
 import type { Policy, Role, Scope } from './types.ts'
+import { maintenanceStatus } from './maintenance.ts'
 
 // /admin: operator endpoints. The admin scope is required for every one of them, so an
 // agent token (and therefore ag-mcp) can never reach them.
@@ -109,6 +110,12 @@ export function registerAdminRoutes(router: Router): void {
     },
     'AdminPolicySetRequest',
   )
+  // Repository maintenance (maintenance.ts): the counts now and the last runs.
+  router.add('GET', '/admin/repos/:repo/maintenance', async (r) => {
+    const repo = checkRepoName(r.params['repo'])
+    admin(r, repo)
+    return { body: await maintenanceStatus(r.ctx.repos.get(repo)) }
+  })
   router.add(
     'POST',
     '/admin/repos/:repo/tasks',

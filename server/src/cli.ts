@@ -19,6 +19,7 @@ import { DEFAULT_LIMITS, type Ctx } from './context.ts'
 import { createTask } from './coordination.ts'
 import { keyAdd, keyList, keyRevoke, parsePrivateKey } from './keys.ts'
 import { attachRecord, canonicalStatement, sign, statementFor } from './provenance.ts'
+import { MAINTENANCE_FLAGS, maintenanceCommands, maintenanceFromFlags } from './maintenance-cli.ts'
 
 // The operator's CLI. Commands that change state work in one of two modes:
 //  - offline: no server holds the data directory; the CLI opens it under the lock;
@@ -522,6 +523,9 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
         )
         .demandCommand(1),
     )
+    .command('maintenance <action>', 'pack and prune the repositories: status, run', (y: Argv) =>
+      maintenanceCommands(y, out, dataOpt),
+    )
     .command(
       'serve',
       'run the AGWP v1 server',
@@ -560,12 +564,14 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
             type: 'boolean',
             default: true,
             describe: 'favour memory over speed in the JS heap (--no-lean-heap: faster, twice the RSS)',
-          }),
+          })
+          .options(MAINTENANCE_FLAGS),
       async (a) => {
         if (a['lean-heap'] !== false) favourMemory()
         const dir = need(a['data'] as string | undefined)
         if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
         const { host, port } = parseListen(String(a['listen']))
+        const maintenance = maintenanceFromFlags(a)
         const lock = acquireLock(dir, { pid: process.pid, kind: 'server' })
         if (!lock.ok) throw new Error(`data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})`)
         const srv = await listenOrExplain(host, port, lock.release, () =>
@@ -576,6 +582,7 @@ export async function main(argv: string[], out: Out = (s) => process.stdout.writ
             rate: Number(a['rate']),
             burst: Number(a['burst']),
             limits: { maxBodyBytes: Number(a['max-body-bytes']), maxFileBytes: Number(a['max-file-bytes']) },
+            maintenance,
             ...(a['ui'] === true
               ? {
                   ui: {

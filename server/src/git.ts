@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import os from 'node:os'
 import { AgwpError } from './errors.ts'
 
 // Thin layer over the `git` binary. The server never depends on the operator's git
@@ -43,6 +44,8 @@ export interface GitOptions {
   timeoutMs?: number
   /** stop reading after this many stdout bytes and kill the process */
   maxStdout?: number
+  /** run at nice 19 (maintenance: requests' own git work goes first) */
+  lowPriority?: boolean
 }
 
 /** git processes started, by subcommand (for tests and profiling). */
@@ -56,6 +59,14 @@ export function git(gitDir: string, args: string[], opts: GitOptions = {}): Prom
       env: { ...BASE_ENV, ...(opts.env ?? {}) },
       stdio: ['pipe', 'pipe', 'pipe'],
     })
+    // Set as soon as it exists, before git starts the children that do the work (repack
+    // runs pack-objects), which inherit it. Not fatal: a system may refuse it.
+    if (opts.lowPriority && child.pid !== undefined)
+      try {
+        os.setPriority(child.pid, 19)
+      } catch {
+        // runs at normal priority
+      }
     const out: Buffer[] = []
     let outLen = 0
     let err = ''

@@ -18,6 +18,7 @@ import { tuneConnections } from './connections.ts'
 import { IdempotencyKeys, checkKey, fingerprint } from './idempotency.ts'
 import { Ui, type UiOptions } from './ui/index.ts'
 import { UI_PATH } from './ui/guard.ts'
+import { startMaintenance, type Maintenance, type MaintenanceOptions } from './maintenance.ts'
 
 export const PREFIX = '/agwp/v1'
 
@@ -33,6 +34,8 @@ export interface ServerOptions {
   log?: (msg: string) => void
   /** The review page under /ui (not part of AGWP v1); off when absent. */
   ui?: UiOptions
+  /** Background repository maintenance (maintenance.ts); off when absent. */
+  maintenance?: MaintenanceOptions | undefined
 }
 
 export interface RunningServer {
@@ -41,6 +44,8 @@ export interface RunningServer {
   ctx: Ctx
   /** The review page, when it is on. */
   ui: Ui | undefined
+  /** The background maintenance, when it is on (tests call its tick). */
+  maintenance: Maintenance | undefined
   close: () => Promise<void>
 }
 
@@ -67,7 +72,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let listening = ''
   const ui = opts.ui ? new Ui(opts.ui, () => listening) : undefined
 
+  // Requests being handled: maintenance waits while the server is busy.
+  let inFlight = 0
   const server = http.createServer((req, res) => {
+    inFlight++
+    res.once('close', () => inFlight--)
     // Each request runs in a scope that collects the journal offsets it depends on, so
     // its answer waits for exactly the fsync that makes them durable (group commit).
     requestScope
@@ -85,14 +94,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const addr = server.address() as AddressInfo
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   listening = `${host}:${addr.port}`
+  const maintenance = opts.maintenance ? startMaintenance(ctx, opts.maintenance, () => inFlight, log) : undefined
   return {
     url: `http://${host}:${addr.port}${PREFIX}`,
     port: addr.port,
     ctx,
     ui,
+    maintenance,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))
+      await maintenance?.stop()
       ctx.repos.closeAll()
       store.close()
     },

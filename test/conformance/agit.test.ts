@@ -79,7 +79,10 @@ t.test('local mode: no upstream, a git repository → a complete thought log', a
   })
   t.equal(rejected.isError, true)
   t.match(rejected.first, /^⛔ 1 entry rejected \(all locations outside repository scope\)/, "AGIT's text first")
-  t.match(rejected.trailer, /^agit_log_step: failed: the agit plugin reported rejected\. Its message is above\.$/)
+  t.match(
+    rejected.trailer,
+    /^agit_log_step: failed: the agit plugin reported invalid\. Its message is above\. \[plugin_failed\]$/,
+  )
   const bad = await call(p, 'agit_log_step', {
     batch: [{ role: 'ai', category: 'reasoning', content: 'x', locations: 'app.ts' }],
   })

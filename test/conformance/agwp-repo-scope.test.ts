@@ -9,13 +9,11 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { startServer } from '../../server/src/http.ts'
-import { initDataDir } from '../../server/src/datadir.ts'
-import { adminMint, adminSetRole, repoAdd } from '../../server/src/admin.ts'
-import { Store } from '../../server/src/store.ts'
 import { client, mcp, writeTokenFile } from './agwp-fixture.ts'
 import { forwardingProxy, notStartupCheck } from '../helpers/recording-server.ts'
 import type { McpProcess } from '../helpers/mcp-process.ts'
 import type { Json } from '../helpers/json.ts'
+import { seedWorld } from '../helpers/agwp-world.ts'
 import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 
 const GIT_ENV = { ...process.env, ...GIT_IDENTITY }
@@ -27,18 +25,12 @@ fs.writeFileSync(path.join(src, 'README.md'), '# shared\n')
 execFileSync('git', ['add', '.'], { cwd: src, env: GIT_ENV })
 execFileSync('git', ['commit', '-q', '-m', 'initial'], { cwd: src, env: GIT_ENV })
 const data = path.join(dir, 'data')
-initDataDir(data)
-repoAdd(data, 'demo', src)
-repoAdd(data, 'other', src)
-const store = Store.open(path.join(data, 'state'))
-const TOKEN = adminMint(store, {
-  principal: 'agent:alice',
-  scopes: ['read', 'workspace', 'propose', 'coordinate'],
-  repos: ['demo', 'other'],
-  ttl_s: 3600,
-}).token
-for (const repo of ['demo', 'other']) adminSetRole(store, repo, 'agent:alice', 'contributor')
-store.close()
+const TOKEN = seedWorld(data, {
+  repos: { demo: src, other: src },
+  people: {
+    alice: { principal: 'agent:alice', scopes: ['read', 'workspace', 'propose', 'coordinate'], role: 'contributor' },
+  },
+}).tokens.alice
 const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined })
 
 // The proxy ag-mcp talks to: records each request, forwards it unchanged to the real server.

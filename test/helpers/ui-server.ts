@@ -7,22 +7,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { adminMint, adminSetPolicy, adminSetRole, repoAdd } from '../../server/src/admin.ts'
 import { DEFAULT_LIMITS } from '../../server/src/context.ts'
 import { createTask } from '../../server/src/coordination.ts'
-import { initDataDir } from '../../server/src/datadir.ts'
 import { KeyedMutex } from '../../server/src/mutex.ts'
 import { RepoRegistry } from '../../server/src/repos.ts'
 import { Store } from '../../server/src/store.ts'
-import type { Policy, Role, Scope } from '../../server/src/types.ts'
+import type { Policy } from '../../server/src/types.ts'
+import { seedWorld } from './agwp-world.ts'
+import type { Person } from './agwp-world.ts'
 
 export const AG_SERVER = fileURLToPath(new URL('../../dist/ag-server.mjs', import.meta.url))
 
-export interface Person {
-  principal: string
-  scopes: Scope[]
-  role: Role
-}
+export type { Person }
 
 export interface UiServer {
   /** http://127.0.0.1:PORT (the page is under /ui/, AGWP under /agwp/v1). */
@@ -46,19 +42,18 @@ export async function startUiServer(o: {
 }): Promise<UiServer> {
   const root = mkdtempSync(join(tmpdir(), 'ag-ui-'))
   const data = join(root, 'data')
-  initDataDir(data)
-  for (const [name, src] of Object.entries(o.repos)) repoAdd(data, name, src)
-  const store = Store.open(join(data, 'state'))
-  const token: Record<string, string> = {}
+  const policy = o.policy
+  const { tokens: token } = seedWorld(data, {
+    repos: o.repos,
+    people: o.people,
+    ...(policy ? { policy: Object.fromEntries(Object.keys(o.repos).map((r) => [r, policy])) } : {}),
+  })
   const tokenFile: Record<string, string> = {}
-  const repos = Object.keys(o.repos)
-  for (const [name, p] of Object.entries(o.people)) {
-    token[name] = adminMint(store, { principal: p.principal, scopes: p.scopes, repos, ttl_s: 3600 }).token
+  for (const [name, t] of Object.entries(token)) {
     tokenFile[name] = join(root, `${name}.token`)
-    writeFileSync(tokenFile[name], `${token[name]}\n`, { mode: 0o600 })
-    for (const r of repos) adminSetRole(store, r, p.principal, p.role)
+    writeFileSync(tokenFile[name], `${t}\n`, { mode: 0o600 })
   }
-  for (const r of repos) if (o.policy) adminSetPolicy(store, r, o.policy)
+  const store = Store.open(join(data, 'state'))
   const registry = new RepoRegistry(join(data, 'repos'))
   const ctx = { store, repos: registry, mutex: new KeyedMutex(), limits: DEFAULT_LIMITS, tmpDir: join(data, 'tmp') }
   const tasks = (o.tasks ?? []).map((t) => createTask(ctx, 'human:admin', t.repo, t).id)

@@ -2,34 +2,11 @@
 // one, and `token mint --out` that refuses a bad destination before any token exists and revokes
 // a token whose secret it could not write.
 import t from 'tap'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-
-const SERVER = fileURLToPath(new URL('../../dist/ag-server.mjs', import.meta.url))
-
-function run(...args: string[]) {
-  const r = spawnSync(process.execPath, [SERVER, ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env['PATH'] ?? '' },
-    timeout: 20_000,
-  })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-}
-
-/** Resolves once `ag-server serve` has printed its listening line; rejects if it exits first. */
-function listening(serve: ChildProcess): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let seen = ''
-    serve.stdout?.on('data', (b: Buffer) => {
-      seen += b.toString()
-      if (/listening on/.test(seen)) resolve()
-    })
-    serve.once('exit', (code) => reject(new Error(`ag-server serve exited (${String(code)}): ${seen}`)))
-  })
-}
+import { listening, run, SERVER, serveFor } from '../helpers/ag-server-cli.ts'
 
 t.test('no command: the usage, then what to do; exit 2', async (t) => {
   for (const args of [[], ['token'], ['repo']]) {
@@ -101,16 +78,7 @@ t.test('token mint --out: a write that fails after minting revokes the token', a
   const dir = t.testdir({})
   const data = join(dir, 'data')
   t.equal(run('init', data).code, 0)
-  const serve = spawn(process.execPath, [SERVER, 'serve', '--data', data, '--listen', '127.0.0.1:0'], {
-    env: { PATH: process.env['PATH'] ?? '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const exited = new Promise((r) => serve.once('exit', r))
-  t.teardown(async () => {
-    serve.kill()
-    await exited
-  })
-  await listening(serve)
+  await serveFor(t, data)
 
   const out = join(dir, 'agent.token')
   const r = spawnSync(

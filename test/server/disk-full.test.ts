@@ -4,11 +4,10 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { makeSourceRepo, sh, tmpdir, ALL_AGENT } from './helpers.ts'
 import { startServer, type RunningServer } from '../../server/src/http.ts'
-import { initDataDir } from '../../server/src/datadir.ts'
-import { adminMint, adminSetRole, repoAdd } from '../../server/src/admin.ts'
 import { createTask } from '../../server/src/coordination.ts'
-import { fsJournalIo, Store } from '../../server/src/store.ts'
+import { fsJournalIo } from '../../server/src/store.ts'
 import type { Json } from '../helpers/json.ts'
+import { seedWorld } from '../helpers/agwp-world.ts'
 
 // A full disk, seen from outside: writes answer 507 storage_full and change nothing, reads
 // keep working, no temporary object file is left behind, and after space is freed and
@@ -17,14 +16,10 @@ import type { Json } from '../helpers/json.ts'
 async function setup(dataParent: string, srcParent: string): Promise<{ data: string; tokens: Record<string, string> }> {
   const src = makeSourceRepo(srcParent, 2)
   const data = path.join(dataParent, 'data')
-  initDataDir(data)
-  repoAdd(data, 'demo', src)
-  const store = Store.open(path.join(data, 'state'))
-  const tokens: Record<string, string> = {
-    alice: adminMint(store, { principal: 'agent:alice', scopes: ALL_AGENT, repos: ['demo'], ttl_s: 3600 }).token,
-  }
-  adminSetRole(store, 'demo', 'agent:alice', 'contributor')
-  store.close()
+  const { tokens } = seedWorld(data, {
+    repos: { demo: src },
+    people: { alice: { principal: 'agent:alice', scopes: ALL_AGENT, role: 'contributor' } },
+  })
   return { data, tokens }
 }
 

@@ -8,39 +8,24 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { contractErrors, makeSourceRepo, tmpdir } from './helpers.ts'
 import { startServer } from '../../server/src/http.ts'
-import { initDataDir } from '../../server/src/datadir.ts'
-import { adminMint, adminSetPolicy, adminSetRole, repoAdd } from '../../server/src/admin.ts'
 import { createTask } from '../../server/src/coordination.ts'
-import { Store } from '../../server/src/store.ts'
-import type { Role, Scope } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
+import { seedWorld } from '../helpers/agwp-world.ts'
+import type { Person } from '../helpers/agwp-world.ts'
 
 const root = tmpdir('scope')
 const src = makeSourceRepo(root, 2)
 const data = path.join(root, 'data')
-initDataDir(data)
-repoAdd(data, 'demo', src)
-repoAdd(data, 'other', src)
-const people: Record<string, { principal: string; role: Role; scopes: Scope[] }> = {
+const people: Record<string, Person> = {
   alice: { principal: 'agent:alice', role: 'contributor', scopes: ['read', 'workspace', 'propose', 'coordinate'] },
   rita: { principal: 'human:rita', role: 'reviewer', scopes: ['read', 'review'] },
   mona: { principal: 'human:mona', role: 'maintainer', scopes: ['read', 'review', 'integrate', 'coordinate'] },
 }
-const tokens: Record<string, string> = {}
-{
-  const store = Store.open(path.join(data, 'state'))
-  for (const [name, p] of Object.entries(people)) {
-    tokens[name] = adminMint(store, {
-      principal: p.principal,
-      scopes: p.scopes,
-      repos: ['demo', 'other'],
-      ttl_s: 3600,
-    }).token
-    for (const repo of ['demo', 'other']) adminSetRole(store, repo, p.principal, p.role)
-  }
-  adminSetPolicy(store, 'other', { required_approvals: 0 })
-  store.close()
-}
+const { tokens } = seedWorld(data, {
+  repos: { demo: src, other: src },
+  people,
+  policy: { other: { required_approvals: 0 } },
+})
 const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined })
 t.teardown(async () => {
   await server.close()

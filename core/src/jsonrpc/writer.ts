@@ -11,6 +11,11 @@ import type { Writable } from 'node:stream'
 /** A line as parts: strings and (shared) buffers, written back to back. */
 export type LineParts = string | readonly (string | Buffer)[]
 
+/** A line as one string (for a batch, and for tests). */
+export function lineText(line: LineParts): string {
+  return typeof line === 'string' ? line : line.map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join('')
+}
+
 export interface LineWriterOptions {
   /**
    * Drop lines (write returns false) while the stream holds more than this many bytes. For logs:

@@ -59,6 +59,10 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
         if (arg !== undefined && !(arg in tool.input.properties))
           problems.push(`${at}: "${arg}" is named for policy but is not an input property`)
       }
+      for (const arg of tool.nameArgs ?? []) {
+        if (!isNameArg(tool.input.properties[arg]))
+          problems.push(`${at}: nameArg "${arg}" must be an input property of type string or array of strings`)
+      }
       for (const field of tool.repoFields ?? []) {
         if (!(field in tool.output.properties)) problems.push(`${at}: repoField "${field}" is not an output property`)
       }
@@ -209,4 +213,11 @@ function checkPeers(manifests: readonly GroupManifest[]): string[] {
     seen.set(m.peer.name, { group: m.group, listTtlMs: m.peer.listTtlMs })
   }
   return problems
+}
+
+/** A file name argument: a string, or an array of strings. */
+function isNameArg(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false
+  const s = schema as { type?: unknown; items?: { type?: unknown } }
+  return s.type === 'string' || (s.type === 'array' && s.items?.type === 'string')
 }

@@ -36,6 +36,8 @@ export interface ToolManifest {
   repoFields?: string[]
   repoArg?: string
   writePathArgs?: string[]
+  /** Arguments naming files as a listing showed them: an escaped name (`\u{202e}`) there comes back as the real one. */
+  nameArgs?: string[]
   /** Names a source (a workspace) whose changed paths the tool writes: checked through Plugin.writtenPaths. */
   sourceWriteArg?: string
   runArg?: string

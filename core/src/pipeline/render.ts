@@ -3,6 +3,7 @@
 // so no plugin can forget a step. A peer group's tool (manifest `peer`) is rendered the same way
 // up to the last step: its text is the first content item as the peer prints it, and the
 // trusted summary follows as a second item instead of a fence around it (see renderPeer).
+import type { Refusal } from '../errors.ts'
 import { RpcError } from '../mcp/errors.ts'
 import { boundData, boundText } from '../safety/bound.ts'
 import { renderFenced, truncationMarker } from '../safety/fence.ts'
@@ -126,7 +127,7 @@ function resultMeta(tool: RegisteredTool, structured: Record<string, unknown>): 
  */
 export function renderPeerFailure(
   tool: { name: string; peer: PeerManifest },
-  trusted: string,
+  refusal: Refusal,
   message: string,
   env: RenderEnv,
 ): CallOutcome {
@@ -134,27 +135,41 @@ export function renderPeerFailure(
   const bounded = boundText(cleaned, ERROR_MESSAGE_BYTES)
   const text = bounded.truncated ? `${bounded.text}\n${truncationMarker(bounded.bytes)}` : bounded.text
   if (tool.peer.failures === 'json-rpc') throw new RpcError(PEER_ERROR_CODE, text)
-  const trailer = env.scrubber.scrub(`${tool.name}: ${trusted}`.replace(/[\r\n]+/g, ' '))
-  return { text, trailer, isError: true }
+  return { text, trailer: summaryOf(tool, refusal, env), structured: errorContent(refusal, env), isError: true }
 }
 
 /**
- * A refusal or failure. `trusted` is ag-mcp's own explanation; `quoted` (an upstream's
+ * A refusal or failure: ag-mcp's own words (the catalog's, core/src/errors.ts), ending with the
+ * code, and `structuredContent.error` with the code and the holes. `quoted` (an upstream's
  * message or an offending value) is untrusted and travels fenced, cleaned and bounded.
  */
-export function renderError(
+export function renderRefusal(
   tool: { name: string },
-  trusted: string,
+  refusal: Refusal,
   quoted: string | undefined,
   env: RenderEnv,
 ): CallOutcome {
-  // ag-mcp's own words, but they may name a value from the call or the configuration
-  const summary = env.scrubber.scrub(`${tool.name}: ${trusted}`.replace(/[\r\n]+/g, ' '))
-  if (quoted === undefined) return { text: summary, isError: true }
+  const summary = summaryOf(tool, refusal, env)
+  const structured = errorContent(refusal, env)
+  if (quoted === undefined) return { text: summary, structured, isError: true }
   const cleaned = env.scrubber.scrub(sanitizeText(quoted).text)
   const limit = Math.min(env.maxOutputBytes, ERROR_MESSAGE_BYTES + Buffer.byteLength(summary) + 200)
   const text = renderFenced({ summary, kind: 'error.message', body: cleaned, maxBytes: limit }).text
-  return { text, isError: true }
+  return { text, structured, isError: true }
+}
+
+/** ag-mcp's own words, on one line; scrubbed, since they may name a value from the call or the configuration. */
+function summaryOf(tool: { name: string }, refusal: Refusal, env: RenderEnv): string {
+  return env.scrubber.scrub(`${tool.name}: ${refusal.message} [${refusal.code}]`.replace(/[\r\n]+/g, ' '))
+}
+
+/** `{ error: { code, ...holes } }`, each string cleaned and scrubbed as the summary is. */
+function errorContent(refusal: Refusal, env: RenderEnv): Record<string, unknown> {
+  const error: Record<string, unknown> = { code: refusal.code }
+  for (const [k, v] of Object.entries(refusal.holes)) {
+    if (v !== undefined) error[k] = typeof v === 'string' ? env.scrubber.scrub(sanitizeText(v).text) : v
+  }
+  return { error }
 }
 
 function renderBody(tool: RegisteredTool, structured: Record<string, unknown>): string {

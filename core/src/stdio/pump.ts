@@ -15,6 +15,7 @@
 // later turn (scheduled) and a wake-up when stdout drains (stdoutWaiter); each is made once.
 import type { LineEvent, LineReader } from '../jsonrpc/lines.ts'
 import type { RequestId } from '../jsonrpc/message.ts'
+import type { Input } from './stdin.ts'
 
 export type PumpState = 'reading' | 'held-by-stdout' | 'held-by-calls' | 'draining' | 'done'
 
@@ -32,13 +33,6 @@ export const PER_TURN = 8
  * while calls wait, so that cancellations can be read).
  */
 export const READ_AHEAD = 128 * 1024
-
-/** What the pump reads from: pausing stops the read itself (see stdin.ts). */
-export interface PumpInput {
-  pause(): void
-  resume(): void
-  readonly paused: boolean
-}
 
 export interface PumpOptions {
   reader: Pick<LineReader, 'push' | 'end' | 'next' | 'takeAhead' | 'buffered' | 'bufferedBytes'>
@@ -59,7 +53,7 @@ export interface PumpOptions {
 
 export class StdioPump {
   private current: PumpState = 'reading'
-  private input: PumpInput | undefined
+  private input: Input | undefined
   /** Input is over: no more bytes will come. */
   private ended = false
   private scheduled = false
@@ -72,7 +66,7 @@ export class StdioPump {
   }
 
   /** The input to pause and resume; its bytes come through data() and its end through end(). */
-  connect(input: PumpInput): void {
+  connect(input: Input): void {
     this.input = input
   }
 

@@ -5,6 +5,7 @@
 // stay allocated until a full GC, which a flat heap may not need for a long time. A file or a
 // terminal is read through process.stdin.
 
+/** What is read from: pausing stops the read itself. */
 export interface Input {
   pause(): void
   resume(): void

@@ -3,7 +3,8 @@
 import t from 'tap'
 import { RpcError } from '../../../core/src/mcp/errors.ts'
 import type { CallOptions, CallOutcome, CallPipeline } from '../../../core/src/mcp/pipeline-api.ts'
-import { lineText, McpServer } from '../../../core/src/mcp/server.ts'
+import { lineText } from '../../../core/src/jsonrpc/writer.ts'
+import { McpServer } from '../../../core/src/mcp/server.ts'
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',

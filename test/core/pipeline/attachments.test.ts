@@ -3,7 +3,7 @@
 // and a contributor that fails or gives a value the schema refuses never fails the call.
 import t from 'tap'
 import type { AttachmentSupport, Plugin, ToolArgs } from '../../../core/src/plugin-api.ts'
-import { upstreamFailure } from '../../../core/src/plugin-api.ts'
+import { relayed } from '../../../core/src/plugin-api.ts'
 import { createTestPipeline } from '../../helpers/test-pipeline.ts'
 
 function stubAgwp(answer: (args: ToolArgs) => unknown) {
@@ -65,7 +65,7 @@ t.test('without the agit group enabled, nothing is attached', async (t) => {
 })
 
 t.test('a failed target call is not settled', async (t) => {
-  const agwp = stubAgwp(() => upstreamFailure('conflict', 'stale base'))
+  const agwp = stubAgwp(() => relayed('conflict', 'stale base'))
   let settled = 0
   const p = createTestPipeline({
     plugins: {
@@ -152,7 +152,7 @@ t.test('a failing or misfitting answer, or a bad ask, gives nothing and is logge
   for (const [label, plugin, input, name, log] of [
     [
       'provider throws',
-      answerer(async () => Promise.reject(upstreamFailure('internal', 'boom'))),
+      answerer(async () => Promise.reject(relayed('internal', 'boom'))),
       { run: 'r' },
       'run_notes',
       /^warn attachment left out .*boom/,

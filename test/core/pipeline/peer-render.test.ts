@@ -90,7 +90,7 @@ t.test("a failure of a group that answers with results: the plugin's text first,
   t.equal(r.text, "AGIT not initialized. Run 'agit init' first.")
   t.match(
     r.trailer,
-    /^agit_get_recent_summaries: failed: the agit plugin reported not_initialized\. Its message is above\.$/,
+    /^agit_get_recent_summaries: failed: the agit plugin reported not_initialized\. Its message is above\. \[plugin_failed\]$/,
   )
 })
 

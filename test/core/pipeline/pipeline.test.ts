@@ -2,7 +2,7 @@
 // handler runs, and whatever a handler returns or throws reaches the model fenced and clean.
 import t from 'tap'
 import type { Plugin, ToolArgs } from '../../../core/src/plugin-api.ts'
-import { localFailure, upstreamFailure } from '../../../core/src/plugin-api.ts'
+import { localFailure, relayed } from '../../../core/src/plugin-api.ts'
 import { createTestPipeline } from '../../helpers/test-pipeline.ts'
 import { manifests } from '../../../generated/manifests.js'
 
@@ -279,7 +279,7 @@ t.test("a failure is worded as the upstream's only when the upstream answered it
 
 t.test('upstream failures reach the model quoted, cleaned and bounded', async (t) => {
   const long = `\u001b[31mdenied\u001b[0m by policy ${TOKEN} \u202e${'x'.repeat(10000)}`
-  const agwp = stubAgwp(() => upstreamFailure('forbidden', long, { status: 403 }))
+  const agwp = stubAgwp(() => relayed('forbidden', long, { status: 403 }))
   const h = createTestPipeline({ plugins: { agwp: agwp.plugin, info: infoPlugin }, secrets: [TOKEN] })
   const r = await h.call('log', { repo: 'demo' })
   t.equal(r.isError, true)

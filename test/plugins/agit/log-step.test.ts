@@ -22,6 +22,7 @@ t.test('not initialized', async (t) => {
   t.same(r, {
     text: "AGIT not initialized. Run 'ag-mcp agit init --write' first, or log a first step with agit_log_step, which starts it.",
     isError: true,
+    code: 'not_initialized',
   })
 })
 

@@ -36,6 +36,7 @@ t.test('status: branch, counts, newest entries', async (t) => {
   t.same(await getStatus(new AgitRepo(makeRepo())), {
     text: "AGIT not initialized. Run 'ag-mcp agit init --write' first, or log a first step with agit_log_step, which starts it.",
     isError: true,
+    code: 'not_initialized',
   })
 })
 
@@ -45,6 +46,7 @@ t.test('summaries and context: empty, then one', async (t) => {
   t.same(await getContext(repo, 'abc'), {
     text: "No context found for git hash 'abc': Not found in neural commit history",
     isError: true,
+    code: 'not_found',
   })
   await repo.append([{ role: 'user', category: 'intent', content: 'ship it', timestamp: 1 }])
   const head = sh(dir, 'rev-parse', 'HEAD').trim()

@@ -1,0 +1,347 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Ctx } from './context.ts'
+import { git, gitText } from './git.ts'
+import { listRefs } from './refs.ts'
+import type { Repo } from './repos.ts'
+import { releaseWorkspaceRef, WORKSPACE_REFS } from './wsrefs.ts'
+import { nowIso } from './util.ts'
+
+// Repositories that keep themselves small. Everything the server writes is a loose object
+// (objects.ts) or a loose ref file (refs.ts): one 4 KiB block each, hundreds a second under
+// load. Per repository, when a cheap look at the object and ref directories says so:
+//  - pack the loose refs (`git pack-refs --all --prune`, whose per-ref locks are the ones
+//    refs.ts takes, so a compare-and-swap never races it);
+//  - pack the loose objects, reachable or not, into one pack (pack-objects, prune-packed);
+//  - consolidate when packs pile up: `git repack --cruft -d -l` keeps what any ref reaches
+//    (branches, proposals, workspace refs) in one pack, unreachable objects younger than the
+//    grace in a cruft pack, and drops the rest; `git prune` drops expired loose ones.
+// Nothing reachable is removed, nor anything written within the grace: an object a request
+// has written but not yet referenced is young, and one it finds already loose is freshened
+// (objects.ts) before anything refers to it. Git children run at nice 19, and a run waits
+// while the server is busy (at most DEFER_LIMIT looks in a row).
+
+export interface MaintenanceOptions {
+  /** unreachable objects younger than this are kept (seconds) */
+  graceS: number
+  /** pack loose objects at this many (or sooner, see LOOSE_SHARE) */
+  looseObjects: number
+  /** consolidate at this many packs */
+  maxPacks: number
+  /** pack refs at this many loose ref files */
+  looseRefs: number
+  /** how often to look (seconds) */
+  intervalS: number
+}
+
+export const DEFAULT_MAINTENANCE: MaintenanceOptions = {
+  graceS: 3600,
+  looseObjects: 2000,
+  maxPacks: 8,
+  looseRefs: 100,
+  intervalS: 5,
+}
+
+/** Requests in flight at which a run waits, and how many looks in a row it may wait. */
+export const BUSY_REQUESTS = 4
+export const DEFER_LIMIT = 3
+/**
+ * Loose objects are also packed once their blocks weigh this share of the packs (and there
+ * are at least LOOSE_MIN): in a small repository 2000 loose objects are 8 MB beside a pack
+ * of a megabyte or two, which is what keeping disk within twice the packed size needs.
+ */
+const LOOSE_SHARE = 0.5
+const LOOSE_MIN = 100
+const BLOCK = 4096
+/** git's own limit for one maintenance child (a repack of a large repository is slow). */
+const GIT_TIMEOUT_MS = 60 * 60 * 1000
+
+export const STATE_FILE = 'agwp-maintenance.json'
+
+/** What a look at a repository's directories finds (no git process). */
+export interface RepoCounts {
+  loose_objects: number
+  packs: number
+  pack_bytes: number
+  loose_refs: number
+  /** blocks used by the git directory, as `du` counts them */
+  disk_bytes: number
+}
+
+export type Step = 'pack_refs' | 'pack_loose' | 'consolidate'
+
+export interface RunResult {
+  steps: Step[]
+  started_at: string
+  ms: number
+  ok: boolean
+  error?: string
+  before: RepoCounts
+  after: RepoCounts
+}
+
+export interface MaintenanceState {
+  last_check?: string
+  last_run?: RunResult
+  /** the last runs, newest first */
+  recent: RunResult[]
+  runs: number
+  failures: number
+  deferred_in_a_row: number
+}
+
+const emptyState = (): MaintenanceState => ({ recent: [], runs: 0, failures: 0, deferred_in_a_row: 0 })
+
+export function readState(gitDir: string): MaintenanceState {
+  try {
+    return { ...emptyState(), ...(JSON.parse(fs.readFileSync(path.join(gitDir, STATE_FILE), 'utf8')) as object) }
+  } catch {
+    return emptyState()
+  }
+}
+
+function writeState(gitDir: string, s: MaintenanceState): void {
+  const file = path.join(gitDir, STATE_FILE)
+  const tmp = `${file}.tmp-${process.pid}`
+  fs.writeFileSync(tmp, JSON.stringify(s, null, 1) + '\n')
+  fs.renameSync(tmp, file)
+}
+
+async function entries(dir: string): Promise<fs.Dirent[]> {
+  try {
+    return await fs.promises.readdir(dir, { withFileTypes: true })
+  } catch {
+    return []
+  }
+}
+
+async function blocksUnder(dir: string): Promise<number> {
+  let sum = 0
+  for (const e of await entries(dir)) {
+    const f = path.join(dir, e.name)
+    const st = await fs.promises.lstat(f).catch(() => undefined)
+    if (!st) continue
+    sum += st.blocks * 512
+    if (st.isDirectory()) sum += await blocksUnder(f)
+  }
+  return sum
+}
+
+async function countLooseRefs(dir: string): Promise<number> {
+  let n = 0
+  for (const e of await entries(dir)) {
+    if (e.isDirectory()) n += await countLooseRefs(path.join(dir, e.name))
+    else if (!e.name.endsWith('.lock')) n++
+  }
+  return n
+}
+
+/** Loose objects, packs and loose refs, read from the directories. */
+export async function countRepo(gitDir: string, disk = false): Promise<RepoCounts> {
+  const objects = path.join(gitDir, 'objects')
+  let loose = 0
+  for (const d of await entries(objects))
+    if (d.isDirectory() && /^[0-9a-f]{2}$/.test(d.name))
+      for (const f of await entries(path.join(objects, d.name))) if (/^[0-9a-f]{38}$/.test(f.name)) loose++
+  let packs = 0
+  let packBytes = 0
+  for (const f of await entries(path.join(objects, 'pack'))) {
+    if (!f.name.endsWith('.pack')) continue
+    packs++
+    packBytes += (await fs.promises.stat(path.join(objects, 'pack', f.name)).catch(() => ({ size: 0 }))).size
+  }
+  return {
+    loose_objects: loose,
+    packs,
+    pack_bytes: packBytes,
+    loose_refs: await countLooseRefs(path.join(gitDir, 'refs')),
+    disk_bytes: disk ? await blocksUnder(gitDir) : 0,
+  }
+}
+
+/** What a run should do now, by the counts (`full`: everything). */
+export function plan(c: RepoCounts, o: MaintenanceOptions, full = false): Step[] {
+  if (full) return ['pack_refs', 'consolidate']
+  const steps: Step[] = []
+  if (c.loose_refs >= o.looseRefs) steps.push('pack_refs')
+  if (c.packs >= o.maxPacks) steps.push('consolidate')
+  else if (
+    c.loose_objects >= o.looseObjects ||
+    (c.loose_objects >= LOOSE_MIN && c.loose_objects * BLOCK >= c.pack_bytes * LOOSE_SHARE)
+  )
+    steps.push('pack_loose')
+  return steps
+}
+
+const expiry = (graceS: number): string => (graceS <= 0 ? 'now' : `${Math.floor(graceS)}.seconds.ago`)
+const run = (gitDir: string, args: string[], input?: string): Promise<unknown> =>
+  git(gitDir, args, { lowPriority: true, timeoutMs: GIT_TIMEOUT_MS, ...(input !== undefined ? { input } : {}) })
+
+async function looseIds(gitDir: string): Promise<string[]> {
+  const objects = path.join(gitDir, 'objects')
+  const out: string[] = []
+  for (const d of await entries(objects))
+    if (d.isDirectory() && /^[0-9a-f]{2}$/.test(d.name))
+      for (const f of await entries(path.join(objects, d.name)))
+        if (/^[0-9a-f]{38}$/.test(f.name)) out.push(d.name + f.name)
+  return out
+}
+
+async function step(ctx: Ctx | undefined, repo: Repo, s: Step, graceS: number): Promise<void> {
+  const dir = repo.gitDir
+  if (s === 'pack_refs') {
+    // Keeps what it packs; a ref deleted while pack-refs ran can come back from packed-refs
+    // (refs.ts deletes loose files without packed-refs.lock): workspace refs are settled
+    // again below, the only refs the server deletes.
+    await run(dir, ['pack-refs', '--all', '--prune'])
+    if (ctx) await resettleWorkspaceRefs(ctx, repo)
+  } else if (s === 'pack_loose') {
+    const ids = await looseIds(dir)
+    if (ids.length === 0) return
+    await run(
+      dir,
+      ['pack-objects', '--quiet', '--non-empty', path.join(dir, 'objects/pack/pack')],
+      ids.join('\n') + '\n',
+    )
+    await run(dir, ['prune-packed', '--quiet'])
+  } else {
+    const when = expiry(graceS)
+    await run(dir, ['repack', '--cruft', `--cruft-expiration=${when}`, '-d', '-l', '-q', '--no-write-bitmap-index'])
+    await run(dir, ['prune', `--expire=${when}`])
+  }
+}
+
+/** Workspace refs the store may no longer want (see the pack_refs step), synced under their lock. */
+async function resettleWorkspaceRefs(ctx: Ctx, repo: Repo): Promise<void> {
+  for (const { ref } of listRefs(repo.gitDir, WORKSPACE_REFS) ?? []) {
+    const id = ref.slice(WORKSPACE_REFS.length)
+    const ws = ctx.store.get('workspaces', id)
+    const surelyNeeded = ws && ws.state === 'open' && ws.proposals.length === 0
+    if (!surelyNeeded) await releaseWorkspaceRef(ctx, repo, id)
+  }
+}
+
+/**
+ * One look at a repository and, if the counts call for it, one run. `ctx` (a serving
+ * server's) lets pack_refs settle workspace refs; offline there is no writer to race.
+ */
+export async function maintainRepo(
+  repo: Repo,
+  o: MaintenanceOptions,
+  opts: { ctx?: Ctx; full?: boolean; busy?: () => boolean } = {},
+): Promise<RunResult | 'deferred' | undefined> {
+  const state = readState(repo.gitDir)
+  const before = await countRepo(repo.gitDir)
+  state.last_check = nowIso()
+  const steps = plan(before, o, opts.full)
+  if (steps.length === 0) {
+    state.deferred_in_a_row = 0
+    writeState(repo.gitDir, state)
+    return undefined
+  }
+  if (opts.busy?.() && state.deferred_in_a_row < DEFER_LIMIT) {
+    state.deferred_in_a_row++
+    writeState(repo.gitDir, state)
+    return 'deferred'
+  }
+  state.deferred_in_a_row = 0
+  const t0 = performance.now()
+  const started_at = nowIso()
+  let error: string | undefined
+  for (const s of steps) {
+    try {
+      await step(opts.ctx, repo, s, o.graceS)
+    } catch (e) {
+      error = `${s}: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500)
+      break
+    }
+  }
+  const result: RunResult = {
+    steps,
+    started_at,
+    ms: Math.round(performance.now() - t0),
+    ok: error === undefined,
+    ...(error !== undefined ? { error } : {}),
+    before,
+    after: await countRepo(repo.gitDir),
+  }
+  const now = readState(repo.gitDir)
+  now.last_check = state.last_check
+  now.deferred_in_a_row = 0
+  now.last_run = result
+  now.recent = [result, ...now.recent].slice(0, 10)
+  now.runs++
+  if (!result.ok) now.failures++
+  writeState(repo.gitDir, now)
+  return result
+}
+
+export interface Maintenance {
+  /** One look at every repository now (tests; the timer calls it too). Resolves when done. */
+  tick(): Promise<void>
+  /** Stop the timer and wait for a run in progress. */
+  stop(): Promise<void>
+}
+
+/** Background maintenance for a serving server: a look every intervalS, one at a time. */
+export function startMaintenance(
+  ctx: Ctx,
+  o: MaintenanceOptions,
+  inFlight: () => number,
+  log: (m: string) => void,
+): Maintenance {
+  let current: Promise<void> = Promise.resolve()
+  let running = false
+  let stopped = false
+  const once = async (): Promise<void> => {
+    for (const name of ctx.repos.names()) {
+      if (stopped) return
+      let repo: Repo
+      try {
+        repo = ctx.repos.get(name)
+      } catch {
+        continue // removed meanwhile
+      }
+      const r = await maintainRepo(repo, o, { ctx, busy: () => inFlight() >= BUSY_REQUESTS }).catch((e: unknown) => {
+        log(`ag-server: maintenance of ${name} failed: ${e instanceof Error ? e.message : String(e)}`)
+        return undefined
+      })
+      if (r && r !== 'deferred' && !r.ok) log(`ag-server: maintenance of ${name}: ${r.error ?? ''}`)
+    }
+  }
+  const tick = (): Promise<void> => {
+    if (running || stopped) return current
+    running = true
+    current = once().finally(() => {
+      running = false
+    })
+    return current
+  }
+  const timer = setInterval(() => void tick(), o.intervalS * 1000)
+  timer.unref()
+  return {
+    tick,
+    stop: async () => {
+      stopped = true
+      clearInterval(timer)
+      await current
+    },
+  }
+}
+
+/** The state and current counts of one repository (status command, admin endpoint). */
+export async function maintenanceStatus(
+  repo: Repo,
+): Promise<{ repo: string; counts: RepoCounts; state: MaintenanceState }> {
+  return { repo: repo.name, counts: await countRepo(repo.gitDir, true), state: readState(repo.gitDir) }
+}
+
+/** Objects git counts (tests, status): `git count-objects -v` as numbers. */
+export async function countObjects(gitDir: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {}
+  for (const l of (await gitText(gitDir, ['count-objects', '-v'])).split('\n')) {
+    const m = /^([a-z-]+): (\d+)$/.exec(l)
+    if (m) out[m[1] as string] = Number(m[2])
+  }
+  return out
+}
