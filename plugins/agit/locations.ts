@@ -1,31 +1,28 @@
 // Location validation, AGIT's rule made exact: the file must exist, and its real path (`..`
-// and symlinks resolved) must lie inside the repository's real root, compared per path segment.
+// and symlinks resolved) must lie inside the repository's real root, compared per path segment
+// (lib/inside-root.ts; a path out of the root is refused before anything outside it is probed).
 import { realpath } from 'node:fs/promises'
-import { isAbsolute, join, relative, sep } from 'node:path'
+import { isAbsolute } from 'node:path'
+import { resolveInsideRoot } from '../../lib/inside-root.ts'
 
 /** `missing`: the path names nothing (yet) inside the root; otherwise it leads out of it. */
 export type LocationCheck = { ok: true } | { ok: false; error: string; missing: boolean }
 
 export async function checkLocation(root: string, file: string): Promise<LocationCheck> {
+  const where = await resolveInsideRoot(root, file)
+  if (where.ok && where.kind !== undefined) return { ok: true }
   const realRoot = await realpath(root)
-  const target = isAbsolute(file) ? file : join(root, file)
-  let real: string
-  try {
-    real = await realpath(target)
-  } catch {
-    return {
-      ok: false,
-      error: `File '${file}' does not exist in repository (${realRoot}). Only existing files can be referenced in location metadata.`,
-      missing: true,
-    }
-  }
-  if (!inside(realRoot, real))
+  if (!where.ok && (where.why === 'outside' || where.why === 'escapes'))
     return {
       ok: false,
       error: `⛔ SECURITY VIOLATION: Path '${file}' is outside repository scope (${realRoot}). Agit is a single-repo tool. Switch to the correct directory to log context for external files.`,
       missing: false,
     }
-  return { ok: true }
+  return {
+    ok: false,
+    error: `File '${file}' does not exist in repository (${realRoot}). Only existing files can be referenced in location metadata.`,
+    missing: true,
+  }
 }
 
 /**
@@ -35,12 +32,6 @@ export async function checkLocation(root: string, file: string): Promise<Locatio
 export function isPlainRelative(file: string): boolean {
   if (file === '' || isAbsolute(file) || file.includes('\\')) return false
   return file.split('/').every((s) => s !== '' && s !== '.' && s !== '..')
-}
-
-/** `child` is `parent` or below it (separator-aware: /repo-evil is not inside /repo). */
-export function inside(parent: string, child: string): boolean {
-  const rel = relative(parent, child)
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
 }
 
 /** `repo_path` names this repository (same real path; a subdirectory or another repo does not). */

@@ -3,7 +3,7 @@
 import { readFile, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import { git } from './git.ts'
-import { inside } from './locations.ts'
+import { isInside } from '../../lib/inside-root.ts'
 import { ObjectReader, decodeBlob } from './objects.ts'
 import type { AgitRepo } from './repo.ts'
 import { NOT_INITIALIZED } from './repo.ts'
@@ -86,7 +86,7 @@ export async function readRoadmap(repo: AgitRepo): Promise<ToolText> {
   const root = await realpath(repo.root)
   for (const rel of ['.agit/roadmap.md', 'ROADMAP.md']) {
     const real = await realpath(join(repo.root, rel)).catch(() => undefined)
-    if (!real || !inside(root, real)) continue
+    if (!real || !isInside(root, real)) continue
     const text = await readFile(real, 'utf8').catch(() => undefined)
     if (text !== undefined) return { text: `# Roadmap (${rel})\n\n${text}` }
   }

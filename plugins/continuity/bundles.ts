@@ -7,8 +7,9 @@
 // What a bundle carries: the passport's task fields, a handoff text, the Source Cache records
 // named in `sources`, and the evidence the passport's verification references. It carries no
 // decisions, dead ends, checkpoints or ledger history.
-import { lstat, mkdir, open, readdir, realpath } from 'node:fs/promises'
+import { lstat, mkdir, open, readdir } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { isInside, resolveInsideRoot } from '../../lib/inside-root.ts'
 import {
   BUNDLE_KIND,
   BUNDLE_SCHEMA,
@@ -489,32 +490,24 @@ function repoRelative(root: string, input: string, label: string): string {
   if (!input.trim()) throw refuse('invalid', `${label} must not be empty`)
   if (isAbsolute(input) || /^[A-Za-z]:[\\/]/.test(input))
     throw refuse('invalid', `${label} "${input}" must be relative to the project root`)
-  const rel = relative(root, resolve(root, input))
-  if (!rel || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+  const abs = resolve(root, input)
+  if (abs === resolve(root) || !isInside(resolve(root), abs))
     throw refuse('invalid', `${label} "${input}" is outside the project root`)
-  return rel.split(sep).join('/')
+  return relative(root, abs).split(sep).join('/')
 }
 
-/** The nearest existing ancestor of `dir` must really be inside the root (no symlink escape). */
+/** `dir` must really be inside the root: its existing part resolved, no symlink out (lib/inside-root.ts). */
 async function assertInsideRoot(root: string, dir: string, input: string): Promise<void> {
-  let at = dir
-  for (;;) {
-    const exists = await lstat(at).then(
-      () => true,
-      () => false,
-    )
-    if (exists) break
-    const up = dirname(at)
-    if (up === at) throw refuse('invalid', `cannot resolve bundle output path ${input}`)
-    at = up
-  }
-  const [realRoot, realAt] = await Promise.all([realpath(root), realpath(at).catch(() => '')])
-  const rel = relative(realRoot, realAt)
-  if (!realAt || rel.startsWith('..') || isAbsolute(rel))
-    throw refuse(
-      'invalid',
-      `refusing bundle output path ${input}: it goes through a symbolic link out of the project root`,
-    )
+  const where = await resolveInsideRoot(root, dir)
+  if (where.ok) return
+  if (where.why === 'not-directory')
+    throw refuse('invalid', `refusing bundle output path ${input}: it goes through a file, not a directory`)
+  if (where.why === 'nul' || where.why === 'unresolvable')
+    throw refuse('invalid', `cannot resolve bundle output path ${input}${where.code ? ` (${where.code})` : ''}`)
+  throw refuse(
+    'invalid',
+    `refusing bundle output path ${input}: it goes through a symbolic link out of the project root`,
+  )
 }
 
 /** A remote URL without user info, query or fragment; local paths and file: URLs are dropped. */

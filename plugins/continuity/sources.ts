@@ -3,8 +3,10 @@
 // memoised per (path, size, mtime, ctime, inode) for the life of the process, so an unchanged
 // file costs one stat (a changed one is re-hashed: any write moves mtime/ctime).
 import { createHash } from 'node:crypto'
-import { lstat, open, readFile, realpath, stat } from 'node:fs/promises'
-import { isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { open, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { type OutsideRoot, resolveInsideRoot } from '../../lib/inside-root.ts'
+import type { PluginFailure } from '../../core/src/plugin-api.ts'
 import { refuse } from './errors.ts'
 import { isMissing } from './pack-files.ts'
 import type { SourceRecord } from './types.ts'
@@ -60,34 +62,42 @@ export async function sourceStates(root: string, records: readonly SourceRecord[
 
 /**
  * A regular file inside `root`, reached without a symbolic link at any step and whose real
- * path stays inside the real root; returns the absolute path and the repo-relative POSIX path.
+ * path stays inside the real root (lib/inside-root.ts, links refused); returns the absolute
+ * path and the repo-relative POSIX path.
  */
 export async function resolveRegularFileWithin(
   root: string,
   input: string,
   label: string,
 ): Promise<{ abs: string; rel: string }> {
-  const absRoot = resolve(root)
-  const abs = resolve(absRoot, input)
-  const rel = relative(absRoot, abs)
-  if (!rel || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
-    throw refuse('invalid', `${label} "${input}" is outside the project root; give a repo-relative path`)
-  let current = absRoot
-  const parts = rel.split(sep).filter(Boolean)
-  for (const [i, part] of parts.entries()) {
-    current = join(current, part)
-    const s = await lstat(current).catch((e: unknown) => {
-      throw isMissing(e) ? refuse('not_found', `${label} "${input}" does not exist`) : e
-    })
-    if (s.isSymbolicLink()) throw refuse('invalid', `${label} "${input}" goes through a symbolic link; refused`)
-    if (i < parts.length - 1 && !s.isDirectory())
-      throw refuse('invalid', `${label} "${input}" goes through a non-directory`)
-    if (i === parts.length - 1 && !s.isFile()) throw refuse('invalid', `${label} "${input}" is not a regular file`)
+  const named = `${label} "${input}"`
+  const where = await resolveInsideRoot(root, input, { symlinks: 'refuse' })
+  if (!where.ok) throw notWithin(named, where.why, where.code)
+  if (where.rel === '') throw refuse('invalid', `${named} is outside the project root; give a repo-relative path`)
+  if (where.kind === undefined) throw refuse('not_found', `${named} does not exist`)
+  if (where.kind !== 'file') throw refuse('invalid', `${named} is not a regular file`)
+  return { abs: where.abs, rel: where.rel }
+}
+
+/** A refusal of lib/inside-root.ts in continuity's words. */
+function notWithin(named: string, why: OutsideRoot, code: string | undefined): PluginFailure {
+  switch (why) {
+    case 'outside':
+      return refuse('invalid', `${named} is outside the project root; give a repo-relative path`)
+    case 'symlink':
+    case 'dangling':
+      return refuse('invalid', `${named} goes through a symbolic link; refused`)
+    case 'not-directory':
+      return refuse('invalid', `${named} goes through a non-directory`)
+    case 'escapes':
+      return refuse('invalid', `${named} resolves outside the project root`)
+    case 'nul':
+      return refuse('invalid', `${named} contains a NUL character`)
+    case 'unresolvable':
+      return code === 'ENOENT'
+        ? refuse('not_found', `${named} does not exist`)
+        : refuse('invalid', `${named} cannot be checked (${code ?? 'unknown error'})`)
   }
-  const realRel = relative(await realpath(absRoot), await realpath(abs))
-  if (!realRel || realRel.startsWith(`..${sep}`) || isAbsolute(realRel))
-    throw refuse('invalid', `${label} "${input}" resolves outside the project root`)
-  return { abs, rel: rel.split(sep).join('/') }
 }
 
 export async function fileRecord(

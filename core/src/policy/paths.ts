@@ -10,6 +10,7 @@
 // - matching is case-sensitive, `/`-separated, on the normalized path.
 
 import { Minimatch, type MinimatchOptions } from 'minimatch'
+import { resolveInsideRoot, type OutsideRoot } from '../../../lib/inside-root.ts'
 
 export type PathVerdict = { ok: true; path: string } | { ok: false; reason: string }
 
@@ -148,31 +149,42 @@ export function checkRepo(repo: string, matcher: PathMatcher | undefined): RepoV
   return { ok: true, repo }
 }
 
-/**
- * True when `path` is `root` or lies under it. Separator-aware: `/repo-evil` is not under
- * `/repo` (a plain prefix test accepts it: one of the two filesystem-server escapes of 2025).
- */
-export function isInside(root: string, path: string): boolean {
-  if (path === root) return true
-  const prefix = root.endsWith('/') ? root : `${root}/`
-  return path.startsWith(prefix)
+/** What a refusal of lib/inside-root.ts says to the caller (NUL is refused before it is asked). */
+function outsideRoot(why: OutsideRoot, code: string | undefined): string {
+  switch (why) {
+    case 'nul':
+      return 'path contains a NUL character.'
+    case 'outside':
+      return 'path is outside the root directory.'
+    case 'escapes':
+      return 'path leads out of the root directory through a symlink.'
+    case 'dangling':
+      return code === 'ELOOP'
+        ? 'path goes through a symlink loop.'
+        : 'path goes through a symlink whose target does not exist.'
+    case 'symlink':
+      return 'path goes through a symlink.'
+    case 'not-directory':
+      return 'path goes through a file, not a directory.'
+    case 'unresolvable':
+      return `path cannot be checked (${code ?? 'unknown error'}).`
+  }
 }
 
 /**
  * A local plugin's write paths, checked on the real filesystem under its root (a real path).
  * Each path may be relative to the root or absolute; `..` is resolved, then symlinks: the
  * deepest part of the path that exists is resolved with realpath (so a symlinked directory, or a
- * symlink as the file itself, counts where it points), and what is left must stay under the root.
- * Then the usual rules apply to the path relative to the root (no .git, no controls, the
- * --write-path globs). On success the paths are returned relative to the root, as checked.
+ * symlink as the file itself, counts where it points), and what is left must stay under the root
+ * (lib/inside-root.ts). Then the usual rules apply to the path relative to the root (no .git, no
+ * controls, the --write-path globs). On success the paths are returned relative to the root, as
+ * checked.
  */
 export async function checkLocalWritePaths(
   root: string,
   paths: string[],
   matcher: PathMatcher | undefined,
 ): Promise<WritePathsVerdict> {
-  const { resolve, relative, dirname, basename, join } = process.getBuiltinModule('node:path')
-  const { lstat, realpath } = process.getBuiltinModule('node:fs/promises')
   const refuse = (p: string, reason: string): WritePathsVerdict => ({
     ok: false,
     rule: 'write-path',
@@ -185,32 +197,10 @@ export async function checkLocalWritePaths(
     if (p.length > MAX_PATH_LENGTH) return refuse(p, `path is longer than ${MAX_PATH_LENGTH} characters.`)
     const bad = forbiddenCharacter(p)
     if (bad !== undefined) return refuse(p, `path ${bad}.`)
-    const lexical = resolve(root, p)
-    if (!isInside(root, lexical)) return refuse(p, 'path is outside the root directory.')
-    // The deepest existing ancestor (or the path itself), and the names below it not yet made.
-    let existing = lexical
-    const missing: string[] = []
-    for (;;) {
-      try {
-        await lstat(existing)
-        break
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code
-        if (code !== 'ENOENT') return refuse(p, `path cannot be checked (${code ?? 'unknown error'}).`)
-        missing.unshift(basename(existing))
-        existing = dirname(existing)
-      }
-    }
-    let real: string
-    try {
-      real = await realpath(existing)
-    } catch {
-      return refuse(p, 'path goes through a symlink whose target does not exist.')
-    }
-    const full = missing.length > 0 ? join(real, ...missing) : real
-    if (full === root) return refuse(p, 'path names the root directory, not a file.')
-    if (!isInside(root, full)) return refuse(p, 'path leads out of the root directory through a symlink.')
-    const n = normalizeRepoPath(relative(root, full))
+    const where = await resolveInsideRoot(root, p)
+    if (!where.ok) return refuse(p, outsideRoot(where.why, where.code))
+    if (where.rel === '') return refuse(p, 'path names the root directory, not a file.')
+    const n = normalizeRepoPath(where.rel)
     if (!n.ok) return refuse(p, n.reason)
     if (matcher !== undefined && !matcher.matches(n.path))
       return refuse(n.path, `"${echo(n.path)}" matches no --write-path glob.`)
