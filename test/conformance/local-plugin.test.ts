@@ -34,7 +34,10 @@ t.test('the plugin option is in --help, under its plugin, with its variable', as
   const help = run(['--help'])
   t.equal(help.code, 0)
   t.match(help.stdout, /Options of the notes plugin:/)
-  t.match(help.stdout, /--notes-greeting\s+What note_read says with every note\. \[env\s+AG_MCP_NOTES_GREETING\]/)
+  t.match(
+    help.stdout,
+    /--notes-greeting TEXT\s+What note_read says with every note\. \[env\s+AG_MCP_NOTES_GREETING,\s+default\s+hello\]/,
+  )
   t.match(help.stdout, /--notes-root/)
   t.match(help.stdout, /notes\s+opt-in\s+note_read, note_write/, 'its group, from its manifest')
   t.notOk(readFileSync(join(REPO_ROOT, 'dist', 'ag-mcp.mjs'), 'utf8').includes('notes-greeting'), 'not in the product')

@@ -53,7 +53,11 @@ t.test('local mode runs its embedded ag-server: the agent proposes, no node anyw
   git('add', '.')
   git('commit', '-qm', 'initial')
   const embedded = spawnSync(exe, ['ag-server', '--help'], { env, encoding: 'utf8' })
-  t.match(embedded.stdout, /ag-server init <dir>/, '`ag-mcp ag-server` is the embedded ag-server CLI')
+  t.match(
+    embedded.stdout,
+    /usage: ag-server <command>[\s\S]*\n\s+init <dir>\s/,
+    '`ag-mcp ag-server` is the embedded ag-server CLI',
+  )
 
   const lines: string[] = []
   const session = await runSession({
