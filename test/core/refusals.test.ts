@@ -6,6 +6,9 @@ import type { Test } from 'tap'
 import type { Plugin, ToolArgs } from '../../core/src/plugin-api.ts'
 import { localFailure, relayed } from '../../core/src/plugin-api.ts'
 import type { CallOutcome } from '../../core/src/mcp/pipeline-api.ts'
+import { Registry } from '../../core/src/manifest/registry.ts'
+import type { GroupManifest } from '../../core/src/manifest/types.ts'
+import { manifests } from '../../generated/manifests.js'
 import { createTestPipeline } from '../helpers/test-pipeline.ts'
 
 /** An agwp stand-in: counts what reached it, answers or throws what `answer` gives. */
@@ -121,4 +124,31 @@ t.test('failures the plugin reports, and the core concludes', async (t) => {
       plugin: 'agwp',
     },
   )
+})
+
+// Build defects no process can be brought to from outside (test/conformance/refusals.test.ts
+// covers the rest there): a registry that lost a group, a tool the build wrote no validator for.
+t.test('refusals for a build defect', async (t) => {
+  const agwp = stubAgwp(() => ({}))
+  const lost = new Registry(manifests)
+  const read = lost.tool('log')?.group as string
+  ;(lost.groups as Map<string, unknown>).delete(read)
+  const h = createTestPipeline({ plugins: { agwp: agwp.plugin }, registry: lost })
+  refused(t, await h.call('log', LOG), 'group_unknown', /^log: refused: its group is unknown \[group_unknown\]$/)
+
+  // The read group as written, plus a tool the build never saw (so it has no validator).
+  const written = manifests.map((m): GroupManifest => {
+    const plain = { ...m, tools: m.tools } as GroupManifest
+    if (m.group !== read) return plain
+    const log = m.tools.find((x) => x.name === 'log') as GroupManifest['tools'][number]
+    return { ...plain, tools: [...m.tools, { ...log, name: 'log_unbuilt' }] }
+  })
+  const unbuilt = createTestPipeline({ plugins: { agwp: agwp.plugin }, registry: new Registry(written) })
+  refused(
+    t,
+    await unbuilt.call('log_unbuilt', LOG),
+    'no_validator',
+    /^log_unbuilt: refused: no validator was built for this tool \(a build defect; see the log\)\. \[no_validator\]$/,
+  )
+  t.equal(agwp.calls.length, 0, 'nothing reached the plugin')
 })

@@ -19,6 +19,8 @@ export interface TestPipelineOptions {
   secrets?: string[]
   maxOutputBytes?: number
   ratePerSec?: number
+  /** Replaces the registry built from the generated manifests (a build defect's stand-in). */
+  registry?: Registry
 }
 
 export interface TestPipeline {
@@ -36,7 +38,7 @@ export function createTestPipeline(o: TestPipelineOptions): TestPipeline {
     error: (m, f) => void logs.push(`error ${m} ${JSON.stringify(f ?? {})}`),
   }
   const secrets = o.secrets ?? []
-  const registry = new Registry(manifests)
+  const registry = o.registry ?? new Registry(manifests)
   const groups = resolveGroups(registry.groups, o.allow, o.enable ?? [])
   if (!groups.ok) throw new Error(groups.error)
   // Stub plugins are bundled as they are: no options, loaded as given.
