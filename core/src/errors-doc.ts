@@ -4,9 +4,12 @@ import { CATALOG } from './errors.ts'
 import type { ErrorCode } from './errors.ts'
 import { FAILURE_CODES } from './plugin-api.ts'
 
-/** A template's text with its holes shown as `{name}`. */
+/** How the doc shows a hole: its name in italics, which Markdown renders as words, not syntax. */
+export const docHole = (name: string): string => `*${name}*`
+
+/** A template's text with every hole (optional ones too) shown by name. */
 function template(code: ErrorCode): string {
-  const holes = new Proxy({}, { get: (_t, k) => (typeof k === 'string' ? `{${k}}` : undefined) })
+  const holes = new Proxy({}, { get: (_t, k) => (typeof k === 'string' ? docHole(k) : undefined) })
   return (CATALOG[code].message as (h: unknown) => string)(holes)
 }
 
@@ -26,7 +29,9 @@ export function renderErrorsDoc(): string {
     '## Tool refusals',
     '',
     'An `isError` result. Its summary is `<tool>: <message> [<code>]`, and its',
-    '`structuredContent.error` is `{ code, ...holes }`. `{name}` marks a hole.',
+    '`structuredContent.error` is `{ code, ...holes }`. A name in italics is a hole: the value',
+    'the message names there. A sentence about a value that is not always known (a status, a',
+    'retry time) is there only when it is.',
     '',
     '| code | message | fix |',
     '| --- | --- | --- |',

@@ -36,7 +36,10 @@ const rpc = <H extends Holes = Record<never, never>>(
 
 /** Where a plugin's message is shown: fenced after the summary, or as the peer prints it, above it. */
 type Shown = 'quoted' | 'above'
-const shownWords = (s: Shown): string => (s === 'quoted' ? 'Its message, quoted:' : 'Its message is above.')
+const SHOWN_WORDS: Record<Shown, string> = { quoted: 'Its message, quoted:', above: 'Its message is above.' }
+// Any other value is docs/errors.md's placeholder (errors-doc.ts): the doc says both cases.
+const shownWords = (s: Shown): string =>
+  SHOWN_WORDS[s] ?? `"${SHOWN_WORDS.quoted}" (for a peer tool: "${SHOWN_WORDS.above}")`
 const retryWords = (s: number | undefined): string => (s === undefined ? '' : ` Retry after ${s} s.`)
 
 export const CATALOG = {
