@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { endAndWait } from './proc.mjs'
+import { endAndWait, gitEnv as env } from './proc.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const AG_MCP = join(root, 'dist', 'ag-mcp.mjs')
@@ -25,15 +25,6 @@ const ENTRIES = Number(process.env['BENCH_AGIT_ENTRIES'] ?? 100_000)
 const PER_COMMIT = 100
 const N = Number(process.env['BENCH_AGIT_N'] ?? 500)
 const SEARCHES = 200
-const env = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'bench',
-  GIT_AUTHOR_EMAIL: 'bench@bench.invalid',
-  GIT_COMMITTER_NAME: 'bench',
-  GIT_COMMITTER_EMAIL: 'bench@bench.invalid',
-}
 if (!existsSync(AG_MCP)) {
   console.error(`agit.bench: ${AG_MCP} is missing; run \`npm run build\` first (npm run bench does)`)
   process.exit(1)

@@ -18,6 +18,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import * as esbuild from 'esbuild'
+import { gitEnv as env } from './proc.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const N = Math.min(20_000, Math.max(20, Number(process.env.BENCH_CONTINUITY_N ?? 500) || 500))
@@ -26,15 +27,6 @@ const FILES = 5000
 const SOURCES = 500
 const EVENTS = 1000
 const TARGET_MS = 5
-const env = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'bench',
-  GIT_AUTHOR_EMAIL: 'bench@bench.invalid',
-  GIT_COMMITTER_NAME: 'bench',
-  GIT_COMMITTER_EMAIL: 'bench@bench.invalid',
-}
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'continuity-bench-'))
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }))
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130))
