@@ -9,13 +9,11 @@ import type {
   PromptResult,
   ResourceContents,
   ServerIdentity,
-  ToolView,
 } from '../mcp/pipeline-api.ts'
 import type { Registry } from '../manifest/registry.ts'
-import type { RegisteredTool } from '../manifest/types.ts'
 import type { Logger, ServerInfo } from '../plugin-api.ts'
 import type { Scrubber } from '../safety/scrub.ts'
-import { sanitizeText } from '../safety/sanitize.ts'
+import { fillPrompt, promptView, resourceTemplateView, resourceView, toolListing } from './listings.ts'
 import type { PluginSet } from './plugins.ts'
 import type { CallPolicy } from './policy-check.ts'
 import { CallState, clip, render, resolve, STEPS } from './steps.ts'
@@ -37,61 +35,13 @@ export interface PipelineOptions {
 }
 
 export function createPipeline(o: PipelineOptions): CallPipeline {
-  // A tool exposed under its altName (no enabled group has a tool of that name) is listed,
-  // called and named in its results by that name; the plugin still sees its own.
-  const shownAs = new Map<string, RegisteredTool>()
-  const toolViews: ToolView[] = o.registry.tools(o.enabled).map((t) => {
-    const name = o.registry.exposedName(t.name, o.enabled)
-    if (name !== t.name) shownAs.set(t.name, { ...t, name })
-    return {
-      name,
-      title: t.title,
-      description: t.description,
-      inputSchema: t.input,
-      outputSchema: t.output,
-      annotations: { ...t.annotations },
-    }
-  })
+  const { views: toolViews, shownAs } = toolListing(o.registry, o.enabled)
   const env: StepEnv = {
     ...o,
     absentGroups: new Map(Object.entries(o.serverInfo.absent ?? {})),
     shownAs,
   }
-
-  /** Runs the steps after resolve until one refuses or all pass; sync steps stay sync. */
-  async function run(s: CallState): Promise<Next> {
-    let r: Next = s
-    for (const step of STEPS) {
-      const next = step(env, s)
-      r = next instanceof Promise ? await next : next
-      if (r !== s) break
-    }
-    return r
-  }
-
-  /** One call, timed and logged; `finish` turns the last step's answer into what the caller gets. */
-  async function call<T>(
-    name: string,
-    args: unknown,
-    opts: CallOptions,
-    finish: (s: CallState, r: Next) => T,
-  ): Promise<T> {
-    const tool = resolve(env, name)
-    const t0 = performance.now()
-    let outcome = 'error'
-    try {
-      const s = new CallState(env, tool, args, opts)
-      const r = await run(s)
-      outcome = r === s ? 'ok' : 'refused-or-failed'
-      return finish(s, r)
-    } catch (e) {
-      outcome = opts.signal.aborted ? 'cancelled' : 'error'
-      throw e
-    } finally {
-      o.log.info('tool call', { tool: tool.name, group: tool.group, ms: Math.round(performance.now() - t0), outcome })
-    }
-  }
-
+  const call = caller(env)
   const rendered = (s: CallState, r: Next): CallOutcome => render(env, s, r)
 
   /** A resource is its tool's text; a refusal is a protocol error in its own words (never rendered and parsed back). */
@@ -107,33 +57,9 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
     identity: o.identity,
     instructions: o.instructions,
     tools: () => toolViews,
-    resources: () =>
-      o.registry.resources(o.enabled).map(({ uri, name, title, description, mimeType }) => ({
-        uri,
-        name,
-        description,
-        mimeType,
-        ...(title ? { title } : {}),
-      })),
-    resourceTemplates: () =>
-      o.registry.resourceTemplates(o.enabled).map(({ uriTemplate, name, title, description, mimeType }) => ({
-        uriTemplate,
-        name,
-        description,
-        mimeType,
-        ...(title ? { title } : {}),
-      })),
-    prompts: () =>
-      o.registry.prompts(o.enabled).map((p) => ({
-        name: p.name,
-        description: p.description,
-        arguments: (p.arguments ?? []).map((a) => ({
-          name: a.name,
-          description: a.description,
-          required: a.required ?? false,
-        })),
-        ...(p.title ? { title: p.title } : {}),
-      })),
+    resources: () => o.registry.resources(o.enabled).map(resourceView),
+    resourceTemplates: () => o.registry.resourceTemplates(o.enabled).map(resourceTemplateView),
+    prompts: () => o.registry.prompts(o.enabled).map(promptView),
     callTool: (name, args, opts) => call(name, args, opts, rendered),
     async readResource(uri: string, opts: CallOptions): Promise<ResourceContents[]> {
       for (const r of o.registry.resources(o.enabled)) {
@@ -152,12 +78,43 @@ export function createPipeline(o: PipelineOptions): CallPipeline {
         if (a.required && (args[a.name] === undefined || args[a.name] === ''))
           throw protocolError('prompt_argument_missing', { prompt: p.name, argument: a.name })
       }
-      const fill = (text: string): string =>
-        text.replace(/\{\{([a-z0-9_]+)\}\}/g, (_, k: string) => o.scrubber.scrub(sanitizeText(args[k] ?? '').text))
-      return {
-        description: p.description,
-        messages: p.messages.map((m) => ({ role: m.role, content: { type: 'text', text: fill(m.text) } })),
-      }
+      return fillPrompt(p, args, o.scrubber)
     },
+  }
+}
+
+/** Runs the steps after resolve until one refuses or all pass; sync steps stay sync. */
+async function run(env: StepEnv, s: CallState): Promise<Next> {
+  let r: Next = s
+  for (const step of STEPS) {
+    const next = step(env, s)
+    r = next instanceof Promise ? await next : next
+    if (r !== s) break
+  }
+  return r
+}
+
+/** One call, timed and logged; `finish` turns the last step's answer into what the caller gets. */
+function caller(env: StepEnv) {
+  return async function call<T>(
+    name: string,
+    args: unknown,
+    opts: CallOptions,
+    finish: (s: CallState, r: Next) => T,
+  ): Promise<T> {
+    const tool = resolve(env, name)
+    const t0 = performance.now()
+    let outcome = 'error'
+    try {
+      const s = new CallState(env, tool, args, opts)
+      const r = await run(env, s)
+      outcome = r === s ? 'ok' : 'refused-or-failed'
+      return finish(s, r)
+    } catch (e) {
+      outcome = opts.signal.aborted ? 'cancelled' : 'error'
+      throw e
+    } finally {
+      env.log.info('tool call', { tool: tool.name, group: tool.group, ms: Math.round(performance.now() - t0), outcome })
+    }
   }
 }
