@@ -67,19 +67,8 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     const { renderHelp } = await import('./config/help.ts')
     return print(await renderHelp(o.name, registry, flagTable(o.plugins)))
   }
-  let log: ClosableLogger
-  try {
-    log = createLogger({
-      level: config.logLevel,
-      scrub: (s) => scrubber.scrub(s),
-      ...(config.logFile ? { file: config.logFile } : {}),
-    })
-  } catch (e) {
-    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message
-    return fail(
-      `ag-mcp: --log-file ${config.logFile ?? ''}: cannot open it for appending (${why}); create its folder, or name a file this user can write`,
-    )
-  }
+  const log = openLog(config, scrubber)
+  if (typeof log === 'string') return fail(log)
   // Groups that cannot work here (no upstream given, no git repository) are left out of the
   // default set; server_info says why (startup.ts: `ag-mcp tools` asks the same function).
   const { resolution: groups, absent } = servedGroups(registry, o.plugins, config, process.cwd())
@@ -99,36 +88,14 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     await log.idle() // the warnings above come first
     return failScrubbed((e as Error).message)
   }
-  const sources = Object.values(credentials)
-  // One source (the usual case) hands over its own list: the scrubber may ask on every string.
-  const only = sources.length === 1 ? sources[0] : undefined
-  secrets = only ? () => only.secrets() : () => sources.flatMap((c) => c.secrets())
-  const limits = {
-    maxOutputBytes: config.maxOutputBytes,
-    maxMessageBytes: config.maxMessageBytes,
-    rateLimitPerSec: config.rate.perSec,
-  }
-  const serverInfo: ServerInfo = {
-    name: o.name,
-    version: o.version,
-    groups: [...groups.enabled],
-    absent: Object.fromEntries(
-      [...absent].filter(([g]) => registry.groups.get(g)?.access === 'default' && !groups.enabled.has(g)),
-    ),
-    revisions: ALL_REVISIONS,
-    limits,
-  }
-  const groupsOf: Record<string, string[]> = {}
-  for (const g of groups.enabled) {
-    const plugin = registry.groups.get(g)?.plugin
-    if (plugin !== undefined) groupsOf[plugin] = [...(groupsOf[plugin] ?? []), g]
-  }
+  secrets = secretsOf(credentials)
+  const serverInfo = describeServer(o, registry, config, groups.enabled, absent)
   const plugins = new PluginSet(o.plugins, {
     options: config.plugins,
     credentials,
     log,
     scrub: (s) => scrubber.scrub(s),
-    groups: groupsOf,
+    groups: groupsByPlugin(registry, groups.enabled),
   })
   // One process has one serverInfo: a peer's name (and list ttl) when the groups the operator
   // named in --allow all stand in for that peer (e.g. continuity,bundles: agentpack), so its
@@ -147,13 +114,7 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
     policy: { repoGlobs: config.repo, writeGlobs: config.writePath, requireLease: config.requireLease },
     serverInfo,
   })
-  // Keep V8's young generation at its initial size: under a burst of calls it would otherwise
-  // double repeatedly (to 16 MiB a semi-space) and hold RSS there; a small one is scavenged
-  // more often, at no measurable cost here. Off the start-up path: node:v8 costs time to load.
-  setTimeout(() => {
-    const v8 = process.getBuiltinModule('node:v8')
-    v8.setFlagsFromString('--semi-space-growth-factor=1')
-  }, 20).unref()
+  keepYoungGenerationSmall()
   return runLoop(
     pipeline,
     config,
@@ -166,6 +127,74 @@ export async function serveStdio(o: ServeOptions): Promise<number> {
       stopChecks: () => plugins.stopStartChecks(),
     },
   )
+}
+
+/** The logger the configuration asks for, or the message that stops start-up if its file cannot be opened. */
+function openLog(config: Readonly<Config>, scrubber: Scrubber): ClosableLogger | string {
+  try {
+    return createLogger({
+      level: config.logLevel,
+      scrub: (s) => scrubber.scrub(s),
+      ...(config.logFile ? { file: config.logFile } : {}),
+    })
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message
+    return `ag-mcp: --log-file ${config.logFile ?? ''}: cannot open it for appending (${why}); create its folder, or name a file this user can write`
+  }
+}
+
+/** Every credential's secrets, as the scrubber asks for them. */
+function secretsOf(credentials: Record<string, TokenSourceWithSecrets>): () => readonly string[] {
+  const sources = Object.values(credentials)
+  // One source (the usual case) hands over its own list: the scrubber may ask on every string.
+  const only = sources.length === 1 ? sources[0] : undefined
+  return only ? () => only.secrets() : () => sources.flatMap((c) => c.secrets())
+}
+
+/** What server_info reports: the served groups, the default ones that cannot work here and why, the limits. */
+function describeServer(
+  o: ServeOptions,
+  registry: Registry,
+  config: Readonly<Config>,
+  enabled: ReadonlySet<string>,
+  absent: ReadonlyMap<string, string>,
+): ServerInfo {
+  return {
+    name: o.name,
+    version: o.version,
+    groups: [...enabled],
+    absent: Object.fromEntries(
+      [...absent].filter(([g]) => registry.groups.get(g)?.access === 'default' && !enabled.has(g)),
+    ),
+    revisions: ALL_REVISIONS,
+    limits: {
+      maxOutputBytes: config.maxOutputBytes,
+      maxMessageBytes: config.maxMessageBytes,
+      rateLimitPerSec: config.rate.perSec,
+    },
+  }
+}
+
+/** Each plugin's enabled groups (a plugin may serve several), as the plugin set hands them to its init. */
+function groupsByPlugin(registry: Registry, enabled: ReadonlySet<string>): Record<string, string[]> {
+  const groupsOf: Record<string, string[]> = {}
+  for (const g of enabled) {
+    const plugin = registry.groups.get(g)?.plugin
+    if (plugin !== undefined) groupsOf[plugin] = [...(groupsOf[plugin] ?? []), g]
+  }
+  return groupsOf
+}
+
+/**
+ * Keeps V8's young generation at its initial size: under a burst of calls it would otherwise
+ * double repeatedly (to 16 MiB a semi-space) and hold RSS there; a small one is scavenged more
+ * often, at no measurable cost here. Off the start-up path: node:v8 costs time to load.
+ */
+function keepYoungGenerationSmall(): void {
+  setTimeout(() => {
+    const v8 = process.getBuiltinModule('node:v8')
+    v8.setFlagsFromString('--semi-space-growth-factor=1')
+  }, 20).unref()
 }
 
 /** With no request by then, the start-up line is written this long after start. */
