@@ -36,50 +36,8 @@ const PLAIN_KEY = /^[A-Za-z0-9_.-]{1,64}$/
 
 export function createLogger(o: LoggerOptions): ClosableLogger {
   const threshold = RANK[o.level]
-  // Lines for stderr are gathered off-heap and written once per tick, like JSON-RPC answers.
-  // Made on the first line: process.stderr is a stream Node builds on first access.
-  let stderr: LineWriter | undefined
-  let dropped = 0
-  /** Says how many lines were dropped, in their place; false if stderr still does not take it. */
-  const sayDropped = (out: LineWriter): boolean => {
-    if (dropped === 0) return true
-    if (!out.write(`${new Date().toISOString()} warn ${dropped} log line(s) dropped: stderr was not being read`))
-      return false
-    dropped = 0
-    return true
-  }
-  // Until then, lines wait here: building process.stderr (a stream, and the modules behind it)
-  // costs a process about a millisecond, so the start-up line must not delay the first answer.
-  // The stream is made on the next turn of the event loop (after an answer already read is
-  // written), by idle(), or at exit, whichever comes first; the order of lines is kept.
-  let early: string[] | undefined
-  const toStderr = (line: string): void => {
-    stderr ??= new LineWriter(process.stderr, { dropBeyondBytes: STDERR_BACKLOG })
-    if (!sayDropped(stderr) || !stderr.write(line)) dropped++
-  }
-  const flushEarly = (): void => {
-    const lines = early
-    if (lines === undefined) return
-    early = undefined
-    process.removeListener('exit', flushEarly)
-    for (const line of lines) {
-      try {
-        toStderr(line)
-      } catch {
-        // a broken stderr must not break the process
-      }
-    }
-  }
-  const write = (line: string): void => {
-    if (o.write) return o.write(`${line}\n`)
-    if (stderr) return toStderr(line)
-    if (early === undefined) {
-      early = []
-      setImmediate(flushEarly)
-      process.once('exit', flushEarly)
-    }
-    early.push(line)
-  }
+  const sink = o.write ? undefined : new StderrSink()
+  const write = o.write ? (line: string) => o.write?.(`${line}\n`) : (line: string) => sink?.write(line)
   // node:fs is fetched only with a log file: a static import costs start-up time even when unused.
   const fs = o.file !== undefined ? process.getBuiltinModule('node:fs') : undefined
   let fd = fs && o.file !== undefined ? fs.openSync(o.file, 'a', 0o600) : undefined
@@ -131,18 +89,76 @@ export function createLogger(o: LoggerOptions): ClosableLogger {
       if (fd !== undefined) fs?.closeSync(fd)
       fd = undefined
     },
-    async idle() {
-      flushEarly()
-      if (!stderr) return
-      // A count still pending is said too, once stderr has room (never, if nobody reads it:
-      // the caller bounds this wait). One retry: after idle() the backlog is empty, so only a
-      // closed stderr refuses it, and looping on that would never yield.
-      if (!sayDropped(stderr)) {
-        await stderr.idle()
-        sayDropped(stderr)
+    idle: async () => sink?.idle(),
+  }
+}
+
+/**
+ * Log lines on their way to stderr: gathered off-heap and written once per tick, like JSON-RPC
+ * answers, dropped (and counted in a later line) beyond STDERR_BACKLOG.
+ */
+class StderrSink {
+  /** Made on the first line written: process.stderr is a stream Node builds on first access. */
+  private stderr: LineWriter | undefined
+  private dropped = 0
+  /**
+   * Until then, lines wait here: building process.stderr (a stream, and the modules behind it)
+   * costs a process about a millisecond, so the start-up line must not delay the first answer.
+   * The stream is made on the next turn of the event loop (after an answer already read is
+   * written), by idle(), or at exit, whichever comes first; the order of lines is kept.
+   */
+  private early: string[] | undefined
+  private readonly flushEarly = (): void => {
+    const lines = this.early
+    if (lines === undefined) return
+    this.early = undefined
+    process.removeListener('exit', this.flushEarly)
+    for (const line of lines) {
+      try {
+        this.toStderr(line)
+      } catch {
+        // a broken stderr must not break the process
       }
+    }
+  }
+
+  write(line: string): void {
+    if (this.stderr) return this.toStderr(line)
+    if (this.early === undefined) {
+      this.early = []
+      setImmediate(this.flushEarly)
+      process.once('exit', this.flushEarly)
+    }
+    this.early.push(line)
+  }
+
+  /** Resolves once every line so far has reached stderr (or been dropped). */
+  async idle(): Promise<void> {
+    this.flushEarly()
+    const stderr = this.stderr
+    if (!stderr) return
+    // A count still pending is said too, once stderr has room (never, if nobody reads it: the
+    // caller bounds this wait). One retry: after idle() the backlog is empty, so only a closed
+    // stderr refuses it, and looping on that would never yield.
+    if (!this.sayDropped(stderr)) {
       await stderr.idle()
-    },
+      this.sayDropped(stderr)
+    }
+    await stderr.idle()
+  }
+
+  private toStderr(line: string): void {
+    this.stderr ??= new LineWriter(process.stderr, { dropBeyondBytes: STDERR_BACKLOG })
+    if (!this.sayDropped(this.stderr) || !this.stderr.write(line)) this.dropped++
+  }
+
+  /** Says how many lines were dropped, in their place; false if stderr still does not take it. */
+  private sayDropped(out: LineWriter): boolean {
+    if (this.dropped === 0) return true
+    if (!out.write(`${new Date().toISOString()} warn ${this.dropped} log line(s) dropped: stderr was not being read`))
+      return false
+    this.dropped = 0
+    return true
   }
 }
 
