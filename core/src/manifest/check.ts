@@ -43,86 +43,109 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
       const prior = tools.get(tool.name)
       if (prior !== undefined) problems.push(`${at}: name already used in group "${prior}"`)
       tools.set(tool.name, m.group)
-      for (const [label, schema] of [
-        ['input', tool.input],
-        ['output', tool.output],
-      ] as const) {
-        problems.push(...checkRootSchema(schema, `${at}, ${label} schema`))
-      }
-      for (const arg of [
-        tool.repoArg,
-        tool.runArg,
-        tool.leaseArg,
-        tool.sourceWriteArg,
-        ...(tool.writePathArgs ?? []),
-      ]) {
-        if (arg !== undefined && !(arg in tool.input.properties))
-          problems.push(`${at}: "${arg}" is named for policy but is not an input property`)
-      }
-      for (const arg of tool.nameArgs ?? []) {
-        if (!isNameArg(tool.input.properties[arg]))
-          problems.push(`${at}: nameArg "${arg}" must be an input property of type string or array of strings`)
-      }
-      for (const field of tool.repoFields ?? []) {
-        if (!(field in tool.output.properties)) problems.push(`${at}: repoField "${field}" is not an output property`)
-      }
-      const asked = new Set<string>()
-      for (const ask of tool.asks ?? []) {
-        if (!NAME_PATTERN.test(ask.name)) problems.push(`${at}, ask ${ask.name}: name must match ${NAME_PATTERN}`)
-        if (asked.has(ask.name)) problems.push(`${at}, ask ${ask.name}: declared twice`)
-        asked.add(ask.name)
-        problems.push(...checkRootSchema(ask.input, `${at}, ask ${ask.name}, input schema`))
-        problems.push(...checkRootSchema(ask.value, `${at}, ask ${ask.name}, value schema`))
-      }
-      if (tool.textField !== undefined && !(tool.textField in tool.output.properties)) {
-        problems.push(`${at}: textField "${tool.textField}" is not an output property`)
-      }
-      // A peer group's first content item is the text: every result must have one.
-      if (m.peer && (tool.textField === undefined || !(tool.output.required ?? []).includes(tool.textField)))
-        problems.push(`${at}: a tool of a peer group needs a textField that its output requires`)
-      for (const [key, field] of Object.entries(tool.resultMeta ?? {})) {
-        if (!(field in tool.output.properties))
-          problems.push(`${at}: resultMeta "${key}" names "${field}", which is not an output property`)
-      }
-      const a = tool.annotations as unknown as Record<string, unknown> | undefined
-      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
-        if (typeof a?.[hint] !== 'boolean') problems.push(`${at}: annotation ${hint} must be set explicitly`)
-      }
-      if (tool.annotations.readOnlyHint && tool.annotations.destructiveHint)
-        problems.push(`${at}: a read-only tool cannot be destructive`)
-      if (plugin && !plugin.handlers.includes(tool.name) && !(tool.operation && plugin.checkOperation)) {
-        problems.push(
-          `${at}: plugin "${m.plugin}" has no handler for it${tool.operation ? ' and no generic operation executor' : ' and the tool declares no operation'}`,
-        )
-      }
-      if (tool.operation !== undefined && plugin) {
-        if (!plugin.checkOperation)
-          problems.push(`${at}: declares an operation, but plugin "${m.plugin}" has no operation executor`)
-        else
-          for (const p of plugin.checkOperation(tool.operation, Object.keys(tool.input.properties)))
-            problems.push(`${at}: ${p}`)
-      }
+      problems.push(...checkTool(m, tool, plugin, at))
     }
     for (const r of [...(m.resources ?? []), ...(m.resourceTemplates ?? [])]) {
       if (!m.tools.some((t) => t.name === r.tool))
         problems.push(`${where}, resource ${r.name}: tool "${r.tool}" is not in this group`)
     }
-    for (const p of m.prompts ?? []) {
-      if (!NAME_PATTERN.test(p.name)) problems.push(`${where}, prompt ${p.name}: name must match ${NAME_PATTERN}`)
-      if (prompts.has(p.name)) problems.push(`${where}, prompt ${p.name}: name already used`)
-      prompts.add(p.name)
-      const declared = new Set((p.arguments ?? []).map((x) => x.name))
-      for (const msg of p.messages) {
-        for (const [, v] of msg.text.matchAll(/\{\{([a-z0-9_]+)\}\}/g)) {
-          if (v !== undefined && !declared.has(v))
-            problems.push(`${where}, prompt ${p.name}: {{${v}}} is not a declared argument`)
-        }
+    problems.push(...checkPrompts(m, prompts))
+  }
+  const allTools = manifests.flatMap((m) => m.tools.map((t) => ({ group: m.group, tool: t })))
+  problems.push(
+    ...checkPeers(manifests),
+    ...checkAltNames(allTools),
+    ...checkAttachments(manifests, plugins, allTools),
+    ...checkPluginsServe(manifests, plugins),
+  )
+  return problems
+}
+
+type ToolOf = GroupManifest['tools'][number]
+type PluginEntry = PluginCatalog[string]
+type GroupTool = { group: string; tool: ToolOf }
+
+/** One tool's own rules: its schemas, the arguments and fields it names, its hints and its handler. */
+function checkTool(m: GroupManifest, tool: ToolOf, plugin: PluginEntry | undefined, at: string): string[] {
+  const problems: string[] = []
+  for (const [label, schema] of [
+    ['input', tool.input],
+    ['output', tool.output],
+  ] as const) {
+    problems.push(...checkRootSchema(schema, `${at}, ${label} schema`))
+  }
+  for (const arg of [tool.repoArg, tool.runArg, tool.leaseArg, tool.sourceWriteArg, ...(tool.writePathArgs ?? [])]) {
+    if (arg !== undefined && !(arg in tool.input.properties))
+      problems.push(`${at}: "${arg}" is named for policy but is not an input property`)
+  }
+  for (const arg of tool.nameArgs ?? []) {
+    if (!isNameArg(tool.input.properties[arg]))
+      problems.push(`${at}: nameArg "${arg}" must be an input property of type string or array of strings`)
+  }
+  for (const field of tool.repoFields ?? []) {
+    if (!(field in tool.output.properties)) problems.push(`${at}: repoField "${field}" is not an output property`)
+  }
+  const asked = new Set<string>()
+  for (const ask of tool.asks ?? []) {
+    if (!NAME_PATTERN.test(ask.name)) problems.push(`${at}, ask ${ask.name}: name must match ${NAME_PATTERN}`)
+    if (asked.has(ask.name)) problems.push(`${at}, ask ${ask.name}: declared twice`)
+    asked.add(ask.name)
+    problems.push(...checkRootSchema(ask.input, `${at}, ask ${ask.name}, input schema`))
+    problems.push(...checkRootSchema(ask.value, `${at}, ask ${ask.name}, value schema`))
+  }
+  if (tool.textField !== undefined && !(tool.textField in tool.output.properties)) {
+    problems.push(`${at}: textField "${tool.textField}" is not an output property`)
+  }
+  // A peer group's first content item is the text: every result must have one.
+  if (m.peer && (tool.textField === undefined || !(tool.output.required ?? []).includes(tool.textField)))
+    problems.push(`${at}: a tool of a peer group needs a textField that its output requires`)
+  for (const [key, field] of Object.entries(tool.resultMeta ?? {})) {
+    if (!(field in tool.output.properties))
+      problems.push(`${at}: resultMeta "${key}" names "${field}", which is not an output property`)
+  }
+  const a = tool.annotations as unknown as Record<string, unknown> | undefined
+  for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
+    if (typeof a?.[hint] !== 'boolean') problems.push(`${at}: annotation ${hint} must be set explicitly`)
+  }
+  if (tool.annotations.readOnlyHint && tool.annotations.destructiveHint)
+    problems.push(`${at}: a read-only tool cannot be destructive`)
+  if (plugin && !plugin.handlers.includes(tool.name) && !(tool.operation && plugin.checkOperation)) {
+    problems.push(
+      `${at}: plugin "${m.plugin}" has no handler for it${tool.operation ? ' and no generic operation executor' : ' and the tool declares no operation'}`,
+    )
+  }
+  if (tool.operation !== undefined && plugin) {
+    if (!plugin.checkOperation)
+      problems.push(`${at}: declares an operation, but plugin "${m.plugin}" has no operation executor`)
+    else
+      for (const p of plugin.checkOperation(tool.operation, Object.keys(tool.input.properties)))
+        problems.push(`${at}: ${p}`)
+  }
+  return problems
+}
+
+/** A group's prompts: names unique across groups (`prompts`: those seen so far), every `{{placeholder}}` a declared argument. */
+function checkPrompts(m: GroupManifest, prompts: Set<string>): string[] {
+  const problems: string[] = []
+  const where = `manifest ${m.group}`
+  for (const p of m.prompts ?? []) {
+    if (!NAME_PATTERN.test(p.name)) problems.push(`${where}, prompt ${p.name}: name must match ${NAME_PATTERN}`)
+    if (prompts.has(p.name)) problems.push(`${where}, prompt ${p.name}: name already used`)
+    prompts.add(p.name)
+    const declared = new Set((p.arguments ?? []).map((x) => x.name))
+    for (const msg of p.messages) {
+      for (const [, v] of msg.text.matchAll(/\{\{([a-z0-9_]+)\}\}/g)) {
+        if (v !== undefined && !declared.has(v))
+          problems.push(`${where}, prompt ${p.name}: {{${v}}} is not a declared argument`)
       }
     }
   }
-  problems.push(...checkPeers(manifests))
-  const allTools = manifests.flatMap((m) => m.tools.map((t) => ({ group: m.group, tool: t })))
-  const answered = new Map<string, string>()
+  return problems
+}
+
+/** An altName is another group's tool name, and only one tool's. */
+function checkAltNames(allTools: readonly GroupTool[]): string[] {
+  const problems: string[] = []
   const altNames = new Set<string>()
   for (const { group, tool } of allTools) {
     if (tool.altName === undefined) continue
@@ -134,6 +157,17 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
     if (altNames.has(tool.altName)) problems.push(`${at} is another tool's altName too`)
     altNames.add(tool.altName)
   }
+  return problems
+}
+
+/** Attachments name another group's tool and its argument, an ask it declares, or fields it answers; their plugin implements them. */
+function checkAttachments(
+  manifests: readonly GroupManifest[],
+  plugins: PluginCatalog,
+  allTools: readonly GroupTool[],
+): string[] {
+  const problems: string[] = []
+  const answered = new Map<string, string>()
   for (const m of manifests) {
     for (const a of m.attachments ?? []) {
       const at = `manifest ${m.group}, attachment ${a.name}`
@@ -162,6 +196,12 @@ export function checkManifests(manifests: readonly GroupManifest[], plugins: Plu
         problems.push(`${at}: plugin "${m.plugin}" does not implement it (definePlugin attachments)`)
     }
   }
+  return problems
+}
+
+/** Every attachment and handler a plugin implements serves a manifest naming that plugin. */
+function checkPluginsServe(manifests: readonly GroupManifest[], plugins: PluginCatalog): string[] {
+  const problems: string[] = []
   for (const [name, p] of Object.entries(plugins)) {
     for (const a of p.attachments ?? []) {
       if (!manifests.some((m) => m.plugin === name && (m.attachments ?? []).some((x) => x.name === a)))
