@@ -80,6 +80,21 @@ async function check(
     if (refusal) return refusal
   }
   if (writeArgs.length === 0) return { args }
+  const written = await checkWriteArgs(p, writeArgs, args, root, paths)
+  if ('rule' in written) return written
+  if (!p.requireLease) return { args: written.sent }
+  const verdict = await checkLease(tool, args, written, plugin, ctx, repo)
+  return verdict ?? { args: written.sent }
+}
+
+/** Each write path argument, checked (on the real filesystem under a local `root`) and normalized. */
+async function checkWriteArgs(
+  p: CallPolicy,
+  writeArgs: readonly string[],
+  args: Record<string, unknown>,
+  root: string | undefined,
+  paths: PathsModule,
+): Promise<Refusal | { sent: Record<string, unknown>; checked: string[] }> {
   const matcher = p.writeGlobs.length > 0 ? await matcherFor(paths, p.writeGlobs) : undefined
   const sent: Record<string, unknown> = { ...args }
   const checked: string[] = []
@@ -102,7 +117,19 @@ async function check(
     sent[a] = Array.isArray(v) ? w.paths : w.paths[0]
     checked.push(...w.paths)
   }
-  if (!p.requireLease) return { args: sent }
+  return { sent, checked }
+}
+
+/** Under --require-lease: the call names a lease, and its plugin confirms the lease covers the paths written. */
+async function checkLease(
+  tool: RegisteredTool,
+  args: Record<string, unknown>,
+  written: { sent: Record<string, unknown>; checked: string[] },
+  plugin: Plugin,
+  ctx: ToolContext,
+  repo: unknown,
+): Promise<Refusal | undefined> {
+  const { sent, checked } = written
   const leaseId = tool.leaseArg !== undefined ? args[tool.leaseArg] : undefined
   if (typeof leaseId !== 'string' || leaseId === '') {
     return {
@@ -126,7 +153,7 @@ async function check(
     },
     ctx,
   )
-  return verdict.ok ? { args: sent } : { rule: '--require-lease', reason: verdict.reason, value: leaseId }
+  return verdict.ok ? undefined : { rule: '--require-lease', reason: verdict.reason, value: leaseId }
 }
 
 /**
