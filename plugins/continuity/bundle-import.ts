@@ -83,24 +83,7 @@ async function applyImport(
   const src = await importSources(pack, at)
   const asNew = !!o.asNew && taskId !== bundle.task.id
   const passport = await importedPassport(pack, bundle, taskId, importedAt)
-  const manifest: ImportManifest = {
-    schemaVersion: 1,
-    bundleId: bundle.bundleId,
-    importedAt,
-    sourceTaskId: bundle.task.id,
-    destinationTaskId: taskId,
-    asNew,
-    origin: bundle.origin,
-    originalStatus: bundle.task.originalStatus,
-    originVerification: {
-      ...bundle.task.originVerification,
-      evidence: bundle.task.originVerification.evidence.flatMap((id) => ev.idMap.get(id) ?? []),
-    },
-    unresolvedOriginEvidence: bundle.task.originVerification.evidence.filter((id) => !ev.idMap.has(id)),
-    task: { action: 'created', remappedFrom: taskId === bundle.task.id ? null : bundle.task.id },
-    evidence: ev.evidence,
-    sources: src.sources,
-  }
+  const manifest = importManifest(at, taskId, asNew, ev, src.sources)
   const taskImport: PackEvent = {
     id: createId('evt'),
     ts: importedAt,
@@ -155,6 +138,34 @@ interface ImportAt {
   bundle: TaskBundle
   importedAt: string
   used: Set<string>
+}
+
+/** What the import did, kept beside the retained bundle: ids as they are here, sources' fates. */
+function importManifest(
+  at: ImportAt,
+  taskId: string,
+  asNew: boolean,
+  ev: { evidence: ImportManifest['evidence']; idMap: ReadonlyMap<string, string> },
+  sources: ImportManifest['sources'],
+): ImportManifest {
+  return {
+    schemaVersion: 1,
+    bundleId: at.bundle.bundleId,
+    importedAt: at.importedAt,
+    sourceTaskId: at.bundle.task.id,
+    destinationTaskId: taskId,
+    asNew,
+    origin: at.bundle.origin,
+    originalStatus: at.bundle.task.originalStatus,
+    originVerification: {
+      ...at.bundle.task.originVerification,
+      evidence: at.bundle.task.originVerification.evidence.flatMap((id) => ev.idMap.get(id) ?? []),
+    },
+    unresolvedOriginEvidence: at.bundle.task.originVerification.evidence.filter((id) => !ev.idMap.has(id)),
+    task: { action: 'created', remappedFrom: taskId === at.bundle.task.id ? null : at.bundle.task.id },
+    evidence: ev.evidence,
+    sources,
+  }
 }
 
 /** The bundle already imported into `taskId`: its manifest, read back; nothing is written. */
