@@ -32,8 +32,17 @@ export interface Command<C> {
   details?: string
   /** Its subcommands: a group runs none itself. */
   commands?: readonly Command<C>[]
-  /** Parses its own words (a command with a parser of its own); only --help is answered for it. */
+  /**
+   * Parses its own words (a command with a parser of its own); only --help is answered for it,
+   * and, when it declares them, its `flags` and `subcommands` are checked before it loads.
+   */
   raw?: boolean
+  /**
+   * A raw command's own commands, one or two words each (`status`, `task start`): a missing one
+   * is asked for, `help` answers its help, and a slip is refused with the nearest, all here, so
+   * each command's code never words its own "did you mean".
+   */
+  subcommands?: readonly string[]
   /** Its help, when its module words it (a raw command's usage): loaded only for --help. */
   help?: () => Promise<string>
   /** The command's code, loaded when it runs. */
@@ -44,7 +53,7 @@ export interface Program<C> {
   name: string
   summary: string
   commands: readonly Command<C>[]
-  /** Printed for `--version` before any command. */
+  /** `--version` before any command prints the program's name and this (`ag-server 0.2.0`, as ag-mcp does). */
   version?: string
   /** The whole program's help, when it has more to say than its commands (ag-mcp's flags). */
   help?: () => Promise<string>
@@ -65,7 +74,7 @@ export async function runCommand<C>(
 ): Promise<number> {
   try {
     if (argv[0] === '--version' && program.version !== undefined) {
-      io.out(program.version)
+      io.out(`${program.name} ${program.version}`)
       return 0
     }
     if (argv[0] === 'help') {
@@ -90,6 +99,17 @@ export async function runCommand<C>(
       io.out(trimEnd(await helpOf(program, path)))
       return 0
     }
+    if (command.raw === true && command.subcommands !== undefined) {
+      const named = checkSubcommand(program, path, rawPositionals(command, words))
+      if (named === 'help') {
+        io.out(trimEnd(await helpOf(program, path)))
+        return 0
+      }
+      if (named === 'none') {
+        io.err(trimEnd(await helpOf(program, path)))
+        throw new UsageError('name a command: see the usage above')
+      }
+    }
     const args = command.raw === true ? rawArgs(words) : parseArgs(command, words, io.env)
     if (args === 'help') {
       io.out(trimEnd(await helpOf(program, path)))
@@ -113,20 +133,68 @@ function findPath<C>(program: Program<C>, words: readonly string[], forHelp: boo
     if (choices === undefined) break
     if (word.startsWith('-') && !forHelp) break
     const next: Command<C> | undefined = choices.find((c) => c.name === word)
-    if (next === undefined) {
-      const near = closest(
+    if (next === undefined)
+      throw unknownCommand(
+        program,
+        path,
         word,
         choices.map((c) => c.name),
       )
-      const within = path.map((c) => `${c.name} `).join('')
-      throw new UsageError(
-        `unknown command "${within}${word}"${near ? ` (did you mean ${within}${near}?)` : ''}; ${program.name} help ${within}lists the commands`,
-      )
-    }
     path.push(next)
     choices = next.commands
   }
   return path
+}
+
+/** The refusal of a command name that is not one of `names`, with the nearest that is. */
+function unknownCommand<C>(
+  program: Program<C>,
+  path: readonly Command<C>[],
+  word: string,
+  names: readonly string[],
+): UsageError {
+  const near = closest(word, names)
+  const within = path.map((c) => `${c.name} `).join('')
+  return new UsageError(
+    `unknown command "${within}${word}"${near ? ` (did you mean ${within}${near}?)` : ''}; ${program.name} help ${within}lists the commands`,
+  )
+}
+
+/**
+ * A raw command's words that are not flags: by its flag table when it declares one (so a flag's
+ * value is not taken for a command, and an unknown flag is named with the nearest), else the
+ * words before the first flag.
+ */
+function rawPositionals<C>(command: Command<C>, words: readonly string[]): string[] {
+  if (command.flags !== undefined) return parseFlags(words, command.flags, { help: true }).positionals
+  const firstFlag = words.findIndex((w) => w.startsWith('-'))
+  return [...(firstFlag === -1 ? words : words.slice(0, firstFlag))]
+}
+
+/**
+ * Which of a raw command's subcommands its words name: `help`, `none` (no word at all), or
+ * `ok`; anything else is refused with the nearest. A subcommand of two words (`task start`)
+ * is matched on both, and its first word alone asks for the second.
+ */
+function checkSubcommand<C>(
+  program: Program<C>,
+  path: readonly Command<C>[],
+  positionals: readonly string[],
+): 'help' | 'none' | 'ok' {
+  const command = path[path.length - 1]
+  const names = command?.subcommands ?? []
+  const [first, second] = positionals
+  if (first === undefined) return 'none'
+  if (first === 'help') return 'help'
+  if (names.includes(first)) return 'ok'
+  const group = names.filter((n) => n.startsWith(`${first} `))
+  if (group.length === 0) throw unknownCommand(program, path, first, names)
+  if (second === undefined)
+    throw new UsageError(
+      `${path.map((c) => c.name).join(' ')} ${first} needs one of: ${group.map((n) => n.slice(first.length + 1)).join(', ')}`,
+    )
+  if (names.includes(`${first} ${second}`)) return 'ok'
+  throw unknownCommand(program, path, `${first} ${second}`, names)
 }
 
 const trimEnd = (s: string): string => s.replace(/\n+$/, '')

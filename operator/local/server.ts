@@ -19,7 +19,7 @@ import { connect } from 'node:net'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import { LocalError } from './repo.ts'
-import { alive } from './setup.ts'
+import { alive } from '../../lib/alive.ts'
 import type { LocalState } from './setup.ts'
 
 export interface PrivateServer {

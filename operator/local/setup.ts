@@ -20,6 +20,7 @@ import {
   rmSync,
 } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
+import { alive } from '../../lib/alive.ts'
 import { borrows } from '../../lib/mirror.ts'
 import { EXCLUDE_LINE, LocalError, excludeFile, git, isAgExclude, locate, requireCommits } from './repo.ts'
 import type { Located } from './repo.ts'
@@ -164,13 +165,4 @@ function excludeFromGit(l: Located): void {
     exclude,
     `${current === '' || current.endsWith('\n') ? '' : '\n'}# ag-mcp local mode state\n${EXCLUDE_LINE}\n`,
   )
-}
-
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { client } from './api.ts'
 import { LocalError } from './repo.ts'
 import type { PrivateServer } from './server.ts'
-import { alive } from './setup.ts'
+import { alive } from '../../lib/alive.ts'
 import type { LocalState } from './setup.ts'
 
 export interface Who {

@@ -6,9 +6,9 @@
 import { existsSync } from 'node:fs'
 import { appendFile, readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { closest } from '../../lib/closest.ts'
 import { UsageError, parseFlags, stringValue } from '../../lib/cli/flags.ts'
-import type { FlagTable } from '../../lib/cli/flags.ts'
+import { AGIT_COMMANDS, AGIT_FLAGS } from './cli-words.ts'
+import type { AgitCommand } from './cli-words.ts'
 import type { Entry } from './entry.ts'
 import { topLevel } from './git.ts'
 import { hookStatus, installHooks, uninstallHooks } from './hooks.ts'
@@ -43,24 +43,6 @@ export const USAGE = `usage: ag-mcp agit <command>
   status | log [-n <count>] | show [<git-hash>] [-t] | search <query> [-l <limit>]
 common: --root <dir> (default: the git top level of the working directory), --json`
 
-const AGIT_COMMANDS = ['init', 'hooks', 'sync', 'record', 'status', 'log', 'show', 'search']
-
-/** Every agit command's flags, in lib/cli's one parser (USAGE says which takes which). */
-const FLAGS: FlagTable = {
-  root: { type: 'string', value: 'DIR', describe: 'the repository (default: the git top level)' },
-  json: { type: 'boolean', describe: 'JSON for a script' },
-  write: { type: 'boolean', describe: 'init: do it (default: a dry run)' },
-  'no-hooks': { type: 'boolean', describe: 'init: install no git hook' },
-  hook: { type: 'string', value: 'NAME', describe: 'sync: the git hook that runs it' },
-  quiet: { type: 'boolean', describe: 'sync: print nothing' },
-  ai: { type: 'boolean', short: 'a', describe: "record: the AI's reasoning" },
-  intent: { type: 'boolean', short: 'i', describe: "record: the user's intent" },
-  file: { type: 'string', short: 'f', value: 'FILE', describe: 'record: the file it is about' },
-  line: { type: 'string', short: 'l', value: 'N', describe: 'record: the line; search: how many' },
-  count: { type: 'string', short: 'n', value: 'N', describe: 'log: how many' },
-  trace: { type: 'boolean', short: 't', describe: 'show: the trace too' },
-}
-
 interface AgitArgs {
   values: {
     root?: string | undefined
@@ -81,7 +63,7 @@ interface AgitArgs {
 }
 
 function parseAgitArgs(words: readonly string[]): AgitArgs {
-  const { values: v, positionals, rest, help } = parseFlags(words, FLAGS, { help: true })
+  const { values: v, positionals, rest, help } = parseFlags(words, AGIT_FLAGS, { help: true })
   const on = (name: string) => v[name] === true
   return {
     values: {
@@ -103,191 +85,48 @@ function parseAgitArgs(words: readonly string[]): AgitArgs {
   }
 }
 
+/** What every command gets: the repository, its words, and where to print. */
+interface Run {
+  root: string
+  repo: AgitRepo
+  values: AgitArgs['values']
+  /** The words after the command's name. */
+  words: string[]
+  io: CliIo
+  json(v: unknown): void
+}
+
+/** Each command's code by name. lib/cli refused any other name, with the nearest, before this loaded. */
+const RUNS: Record<AgitCommand, (r: Run) => Promise<number>> = {
+  init: runInit,
+  hooks: runHooks,
+  sync: runSync,
+  record: runRecord,
+  status: runStatus,
+  log: runLog,
+  show: runShow,
+  search: runSearch,
+}
+
+const isCommand = (word: string): word is AgitCommand => (AGIT_COMMANDS as readonly string[]).includes(word)
+
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
-  const [cmd, ...rest] = argv
   try {
-    const { values, positionals } = parseAgitArgs(rest)
+    const { values, positionals } = parseAgitArgs(argv)
+    const [cmd, ...words] = positionals
     if (!cmd || cmd === 'help' || values.help) {
       io.out(USAGE)
       return cmd ? 0 : 2
     }
+    if (!isCommand(cmd)) throw new UsageError(`unknown command '${cmd}'; ag-mcp agit --help lists them`)
     const root = values.root ? resolve(io.cwd, values.root) : await topLevel(io.cwd)
     if (!root || !(await topLevel(root))) {
       if (cmd === 'sync') return 0 // a hook outside a repository: nothing to do, never fail git
       io.err("Not a git repository. Run 'git init' first.")
       return 1
     }
-    const repo = new AgitRepo(root)
     const json = (v: unknown) => io.out(JSON.stringify(v, null, 2))
-    const needInit = () => {
-      if (!repo.initialized) throw new UsageError("AGIT not initialized. Run 'ag-mcp agit init --write' first.")
-    }
-    switch (cmd) {
-      case 'init': {
-        const write = values.write === true
-        const fresh = !repo.initialized
-        if (write) await repo.init()
-        const excluded = write
-          ? (await repo.excludeFromGit())
-            ? ['.agit/']
-            : []
-          : await missingExcludes(root, ['.agit/'])
-        const hooks = values['no-hooks']
-          ? []
-          : write
-            ? await installHooks(root, io.self)
-            : (await hookStatus(root)).map((h) => ({
-                hook: h.hook,
-                action: h.ours ? 'would refresh' : 'would install',
-              }))
-        const files = [...((await io.projectConfigs?.(root, write)) ?? []), ...(await rulesFile(root, write))]
-        if (values.json) json({ root, created: fresh && write, dryRun: !write, excluded, hooks, files })
-        else {
-          io.out(
-            fresh
-              ? `${write ? 'Initialized' : 'Would initialize'} .agit/ in ${root}`
-              : `.agit/ already exists in ${root}; kept`,
-          )
-          for (const e of excluded) io.out(`.git/info/exclude: ${write ? 'added' : 'would add'} ${e}`)
-          for (const h of hooks) io.out(`hook ${h.hook}: ${h.action}`)
-          for (const f of files) io.out(`${f.path}: ${f.action}`)
-          if (!write) io.out('(dry run: nothing was written; pass --write to do all of the above)')
-        }
-        return 0
-      }
-      case 'hooks': {
-        const sub = positionals[0]
-        const r =
-          sub === 'install'
-            ? await installHooks(root, io.self)
-            : sub === 'uninstall'
-              ? await uninstallHooks(root)
-              : sub === 'status'
-                ? await hookStatus(root)
-                : undefined
-        if (!r) throw new UsageError('hooks needs install, uninstall or status')
-        if (values.json) json(r)
-        else
-          for (const h of r)
-            io.out(
-              'action' in h
-                ? `${h.hook}: ${h.action}`
-                : `${h.hook}: ag-mcp ${h.ours ? 'yes' : 'no'}, AGIT ${h.agit ? 'yes' : 'no'}`,
-            )
-        return 0
-      }
-      case 'sync': {
-        const report = await syncHook(repo, values.hook)
-        if (values.json) json(report)
-        else if (!values.quiet) for (const l of describeSync(report)) io.out(l)
-        return 0
-      }
-      case 'record': {
-        needInit()
-        const message = positionals.join(' ')
-        if (!message) throw new UsageError('record needs a message')
-        const entry: Entry = {
-          role: values.ai ? 'ai' : 'user',
-          category: values.intent ? 'intent' : values.ai ? 'reasoning' : 'note',
-          content: message,
-          timestamp: Math.floor(Date.now() / 1000),
-        }
-        if (values.file !== undefined) {
-          const c = await checkLocation(root, values.file)
-          if (!c.ok) throw new UsageError(c.error)
-          const line = values.line !== undefined ? Number(values.line) : undefined
-          if (line !== undefined && !(Number.isInteger(line) && line > 0))
-            throw new UsageError('--line must be a positive integer')
-          entry.locations = [{ file: values.file, ...(line !== undefined ? { start_line: line } : {}) }]
-        }
-        await repo.ensureSync().catch(() => {})
-        await repo.append([entry])
-        if (values.json) json(entry)
-        else io.out(`Recorded ${entry.role} ${entry.category} to staging area`)
-        return 0
-      }
-      case 'status': {
-        needInit()
-        await repo.ensureSync().catch(() => {})
-        await repo.snapBack().catch(() => {})
-        const staged = await repo.readStaged()
-        const index = await repo.readIndex()
-        const branch = (await repo.head()) ?? 'main'
-        const malformed = [...(staged?.malformed ?? []), ...index.malformed]
-        if (values.json)
-          json({
-            branch,
-            staged: staged?.entries.length ?? 0,
-            pending: index.entries.length,
-            malformed,
-            entries: index.entries,
-          })
-        else {
-          io.out(`On branch ${branch}`)
-          if (staged) io.out(`Staged context: ${staged.entries.length} thought(s) ready for commit`)
-          io.out(index.entries.length > 0 ? `Pending thoughts: ${index.entries.length}` : 'No pending thoughts.')
-          for (const m of index.malformed)
-            io.out(`warning: .agit/index line ${m.line} is malformed (skipped): ${m.reason}`)
-        }
-        return 0
-      }
-      case 'log': {
-        needInit()
-        await repo.snapBack().catch(() => {})
-        const n = values.count !== undefined ? Number(values.count) : 10
-        if (!(Number.isInteger(n) && n > 0)) throw new UsageError('-n must be a positive integer')
-        const commits = await repo.history(undefined, n)
-        const branch = (await repo.head()) ?? 'main'
-        if (values.json) json(commits.map((c) => ({ neural: c.id, ...c.commit })))
-        else if (commits.length === 0) io.out(`No neural commits yet on branch '${branch}'.`)
-        else
-          io.out(
-            commits
-              .map(
-                (c) =>
-                  `commit ${c.id.slice(0, 7)} (git: ${c.commit.git_hash})\nAuthor: ${c.commit.author}\nDate:   ${utcDateTime(c.commit.created_at)}\n\n    ${c.commit.summary}`,
-              )
-              .join('\n\n'),
-          )
-        return 0
-      }
-      case 'show': {
-        needInit()
-        const want = positionals[0]
-        const commits = await repo.history(undefined, 10_000)
-        const c = want ? commits.find((x) => x.commit.git_hash.startsWith(want) || x.id.startsWith(want)) : commits[0]
-        if (!c) throw new UsageError(want ? `No neural commit for '${want}'` : 'No neural commits yet.')
-        const raw = values.trace ? await repo.readObject(c.commit.trace_hash) : null
-        const trace = raw ? decodeBlob(raw).content : undefined
-        if (values.json) json({ neural: c.id, ...c.commit, ...(trace !== undefined ? { trace } : {}) })
-        else {
-          io.out(`Neural Commit: ${c.id}\nGit Commit:    ${c.commit.git_hash}\nAuthor:        ${c.commit.author}`)
-          io.out(`Date:          ${utcDateTime(c.commit.created_at)}\nSummary:       ${c.commit.summary}`)
-          if (trace !== undefined) io.out(`\nTrace:\n${trace}`)
-        }
-        return 0
-      }
-      case 'search': {
-        needInit()
-        const q = positionals.join(' ')
-        if (!q) throw new UsageError('search needs a query')
-        const limit = values.line !== undefined ? Number(values.line) : 5
-        if (!(Number.isInteger(limit) && limit > 0)) throw new UsageError('-l must be a positive integer')
-        const hits = await new ThoughtSearch(repo).search(q, Math.min(limit, 50))
-        if (values.json) json(hits)
-        else if (hits.length === 0) io.out('No relevant context found.')
-        else
-          for (const h of hits)
-            io.out(`[${h.category}] (score: ${h.score.toFixed(2)})${h.pending ? ' (pending)' : ''} ${h.content}`)
-        return 0
-      }
-      default: {
-        const near = closest(cmd, AGIT_COMMANDS)
-        throw new UsageError(
-          `unknown command '${cmd}'${near ? ` (did you mean ${near}?)` : ''}; ag-mcp agit --help lists them`,
-        )
-      }
-    }
+    return await RUNS[cmd]({ root, repo: new AgitRepo(root), values, words, io, json })
   } catch (e) {
     if (e instanceof UsageError) {
       io.err(`ag-mcp agit: ${e.message}`)
@@ -296,6 +135,170 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.err(`ag-mcp agit: ${(e as Error).message}`)
     return 1
   }
+}
+
+function needInit(repo: AgitRepo): void {
+  if (!repo.initialized) throw new UsageError("AGIT not initialized. Run 'ag-mcp agit init --write' first.")
+}
+
+async function runInit({ root, repo, values, io, json }: Run): Promise<number> {
+  const write = values.write === true
+  const fresh = !repo.initialized
+  if (write) await repo.init()
+  const excluded = write ? ((await repo.excludeFromGit()) ? ['.agit/'] : []) : await missingExcludes(root, ['.agit/'])
+  const hooks = values['no-hooks']
+    ? []
+    : write
+      ? await installHooks(root, io.self)
+      : (await hookStatus(root)).map((h) => ({ hook: h.hook, action: h.ours ? 'would refresh' : 'would install' }))
+  const files = [...((await io.projectConfigs?.(root, write)) ?? []), ...(await rulesFile(root, write))]
+  if (values.json) {
+    json({ root, created: fresh && write, dryRun: !write, excluded, hooks, files })
+    return 0
+  }
+  io.out(
+    fresh
+      ? `${write ? 'Initialized' : 'Would initialize'} .agit/ in ${root}`
+      : `.agit/ already exists in ${root}; kept`,
+  )
+  for (const e of excluded) io.out(`.git/info/exclude: ${write ? 'added' : 'would add'} ${e}`)
+  for (const h of hooks) io.out(`hook ${h.hook}: ${h.action}`)
+  for (const f of files) io.out(`${f.path}: ${f.action}`)
+  if (!write) io.out('(dry run: nothing was written; pass --write to do all of the above)')
+  return 0
+}
+
+async function runHooks({ root, values, words, io, json }: Run): Promise<number> {
+  const sub = words[0]
+  const r =
+    sub === 'install'
+      ? await installHooks(root, io.self)
+      : sub === 'uninstall'
+        ? await uninstallHooks(root)
+        : sub === 'status'
+          ? await hookStatus(root)
+          : undefined
+  if (!r) throw new UsageError('hooks needs install, uninstall or status')
+  if (values.json) json(r)
+  else
+    for (const h of r)
+      io.out(
+        'action' in h
+          ? `${h.hook}: ${h.action}`
+          : `${h.hook}: ag-mcp ${h.ours ? 'yes' : 'no'}, AGIT ${h.agit ? 'yes' : 'no'}`,
+      )
+  return 0
+}
+
+async function runSync({ repo, values, io, json }: Run): Promise<number> {
+  const report = await syncHook(repo, values.hook)
+  if (values.json) json(report)
+  else if (!values.quiet) for (const l of describeSync(report)) io.out(l)
+  return 0
+}
+
+async function runRecord({ root, repo, values, words, io, json }: Run): Promise<number> {
+  needInit(repo)
+  const message = words.join(' ')
+  if (!message) throw new UsageError('record needs a message')
+  const entry: Entry = {
+    role: values.ai ? 'ai' : 'user',
+    category: values.intent ? 'intent' : values.ai ? 'reasoning' : 'note',
+    content: message,
+    timestamp: Math.floor(Date.now() / 1000),
+  }
+  if (values.file !== undefined) {
+    const c = await checkLocation(root, values.file)
+    if (!c.ok) throw new UsageError(c.error)
+    const line = values.line !== undefined ? Number(values.line) : undefined
+    if (line !== undefined && !(Number.isInteger(line) && line > 0))
+      throw new UsageError('--line must be a positive integer')
+    entry.locations = [{ file: values.file, ...(line !== undefined ? { start_line: line } : {}) }]
+  }
+  await repo.ensureSync().catch(() => {})
+  await repo.append([entry])
+  if (values.json) json(entry)
+  else io.out(`Recorded ${entry.role} ${entry.category} to staging area`)
+  return 0
+}
+
+async function runStatus({ repo, values, io, json }: Run): Promise<number> {
+  needInit(repo)
+  await repo.ensureSync().catch(() => {})
+  await repo.snapBack().catch(() => {})
+  const staged = await repo.readStaged()
+  const index = await repo.readIndex()
+  const branch = (await repo.head()) ?? 'main'
+  const malformed = [...(staged?.malformed ?? []), ...index.malformed]
+  if (values.json) {
+    json({
+      branch,
+      staged: staged?.entries.length ?? 0,
+      pending: index.entries.length,
+      malformed,
+      entries: index.entries,
+    })
+    return 0
+  }
+  io.out(`On branch ${branch}`)
+  if (staged) io.out(`Staged context: ${staged.entries.length} thought(s) ready for commit`)
+  io.out(index.entries.length > 0 ? `Pending thoughts: ${index.entries.length}` : 'No pending thoughts.')
+  for (const m of index.malformed) io.out(`warning: .agit/index line ${m.line} is malformed (skipped): ${m.reason}`)
+  return 0
+}
+
+async function runLog({ repo, values, io, json }: Run): Promise<number> {
+  needInit(repo)
+  await repo.snapBack().catch(() => {})
+  const n = values.count !== undefined ? Number(values.count) : 10
+  if (!(Number.isInteger(n) && n > 0)) throw new UsageError('-n must be a positive integer')
+  const commits = await repo.history(undefined, n)
+  const branch = (await repo.head()) ?? 'main'
+  if (values.json) json(commits.map((c) => ({ neural: c.id, ...c.commit })))
+  else if (commits.length === 0) io.out(`No neural commits yet on branch '${branch}'.`)
+  else
+    io.out(
+      commits
+        .map(
+          (c) =>
+            `commit ${c.id.slice(0, 7)} (git: ${c.commit.git_hash})\nAuthor: ${c.commit.author}\nDate:   ${utcDateTime(c.commit.created_at)}\n\n    ${c.commit.summary}`,
+        )
+        .join('\n\n'),
+    )
+  return 0
+}
+
+async function runShow({ repo, values, words, io, json }: Run): Promise<number> {
+  needInit(repo)
+  const want = words[0]
+  const commits = await repo.history(undefined, 10_000)
+  const c = want ? commits.find((x) => x.commit.git_hash.startsWith(want) || x.id.startsWith(want)) : commits[0]
+  if (!c) throw new UsageError(want ? `No neural commit for '${want}'` : 'No neural commits yet.')
+  const raw = values.trace ? await repo.readObject(c.commit.trace_hash) : null
+  const trace = raw ? decodeBlob(raw).content : undefined
+  if (values.json) {
+    json({ neural: c.id, ...c.commit, ...(trace !== undefined ? { trace } : {}) })
+    return 0
+  }
+  io.out(`Neural Commit: ${c.id}\nGit Commit:    ${c.commit.git_hash}\nAuthor:        ${c.commit.author}`)
+  io.out(`Date:          ${utcDateTime(c.commit.created_at)}\nSummary:       ${c.commit.summary}`)
+  if (trace !== undefined) io.out(`\nTrace:\n${trace}`)
+  return 0
+}
+
+async function runSearch({ repo, values, words, io, json }: Run): Promise<number> {
+  needInit(repo)
+  const q = words.join(' ')
+  if (!q) throw new UsageError('search needs a query')
+  const limit = values.line !== undefined ? Number(values.line) : 5
+  if (!(Number.isInteger(limit) && limit > 0)) throw new UsageError('-l must be a positive integer')
+  const hits = await new ThoughtSearch(repo).search(q, Math.min(limit, 50))
+  if (values.json) json(hits)
+  else if (hits.length === 0) io.out('No relevant context found.')
+  else
+    for (const h of hits)
+      io.out(`[${h.category}] (score: ${h.score.toFixed(2)})${h.pending ? ' (pending)' : ''} ${h.content}`)
+  return 0
 }
 
 const RULES = `# SYSTEM POLICY: AGIT MEMORY

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
 import { link, mkdir, open, readFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { alive } from '../../lib/alive.ts'
 
 /** Replaces `path` with `data`: temp file in the same directory, write, fsync, rename, fsync dir. */
 export async function writeAtomic(path: string, data: string | Buffer): Promise<void> {
@@ -145,15 +146,6 @@ async function breakIfStale(path: string): Promise<void> {
     // We moved a lock taken after our read: give it back (link fails if another took the name).
     await link(aside, path).catch(() => {})
     await unlink(aside).catch(() => {})
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

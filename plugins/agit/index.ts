@@ -5,6 +5,7 @@ import { definePlugin, localFailure } from '../../core/src/plugin-api.ts'
 import type { Handlers } from '../../core/src/plugin-api.ts'
 import type { PluginTools } from '../../generated/types/tools.ts'
 import { stagedReasoning, stagedThoughts } from './attach.ts'
+import { AGIT_COMMANDS, AGIT_FLAGS } from './cli-words.ts'
 import { logStep } from './log-step.ts'
 import type { LogStepArgs } from './log-step.ts'
 import {
@@ -79,6 +80,8 @@ export default definePlugin({
     agit: {
       summary: "the thought log's command line: init, hooks, sync, record, status, log, show, search",
       raw: true,
+      flags: AGIT_FLAGS,
+      subcommands: AGIT_COMMANDS,
       help: async () => (await import('./cli.ts')).USAGE,
       load: async () => {
         const { main } = await import('./cli.ts')

@@ -1,17 +1,19 @@
-// Applying an import plan under the pack lock, as one transaction: every new file is staged
-// under cache/.transaction-<id>/, then renamed into place (sources.json is the only file
-// replaced, and is backed up first); any failure removes what was installed and restores the
-// backup. The ledger lines are appended last, once everything else is in place. The current
-// task pointer is never touched: an imported task arrives parked, its verification unknown.
+// Applying an import plan under the pack lock, as one transaction (pack-transaction.ts): every
+// new file is staged, then renamed into place (sources.json is the only file replaced, and is
+// backed up first); any failure removes what was installed and restores the backup. The
+// ledger lines are appended last, once everything else is in place. The current task pointer
+// is never touched: an imported task arrives parked, its verification unknown.
 // importBundle reads, checks and plans the bundle (bundles.ts) and applies it, here.
-import { lstat, mkdir, realpath, rename, rm, rmdir, unlink } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { realpath } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { TaskBundle } from './bundle-format.ts'
 import { stableStringify } from './bundle-format.ts'
 import type { ImportPlan } from './bundles.ts'
 import { planFor, readBundleFile, retainedImports, storageId } from './bundles.ts'
 import { refuse } from './errors.ts'
-import { appendLines, createId, DIR_MODE, jsonText, readJson, SCHEMA_VERSION, writeFilePrivate } from './pack-files.ts'
+import { appendLines, createId, jsonText, readJson, SCHEMA_VERSION } from './pack-files.ts'
+import { transaction } from './pack-transaction.ts'
+import type { StagedFile } from './pack-transaction.ts'
 import { fileRecord, hashFile, resolveRegularFileWithin } from './sources.ts'
 import type { Pack } from './store.ts'
 import type { PackEvent, TaskPassport } from './types.ts'
@@ -47,12 +49,6 @@ export interface ImportResult {
   manifest: ImportManifest
 }
 
-interface StagedFile {
-  rel: string
-  content: string
-  mode: 'create' | 'replace'
-}
-
 export async function importBundle(pack: Pack, path: string, o: { asNew?: boolean | undefined } = {}) {
   await pack.requireInitialized()
   return pack.write(async () => {
@@ -77,33 +73,132 @@ async function applyImport(
   if (plan.action.outcome === 'conflict')
     throw refuse('conflict', `Bundle import conflict: ${plan.conflicts.map((c) => c.message).join('; ')}`)
   const taskId = plan.destination.taskId as string
-  if (plan.action.outcome === 'idempotent') {
-    const kept = (await retainedImports(pack, bundle)).find((x) => x.valid && x.taskId === taskId)
-    const manifest = kept ? await readJson<ImportManifest | null>(kept.manifestPath, null) : null
-    if (!kept || !manifest)
-      throw refuse(
-        'conflict',
-        `bundle ${bundle.bundleId} is retained for task ${taskId}, but its import manifest is missing`,
-      )
-    return {
-      applied: false,
-      idempotent: true,
-      bundleId: bundle.bundleId,
-      taskId,
-      manifestPath: `.agentpack/tasks/${taskId}/imports/${storageId(bundle.bundleId)}.import.json`,
-      plan,
-      manifest: { ...manifest, task: { ...manifest.task, action: 'reused' } },
-    }
-  }
+  if (plan.action.outcome === 'idempotent') return reusedImport(pack, bundle, plan, taskId)
   const importedAt = new Date().toISOString()
   const existing = await pack.events()
+  // Event ids already in the ledger: an imported one that collides gets a fresh id.
   const used = new Set(existing.map((e) => e.id))
-  const byId = new Map(existing.map((e) => [e.id, e]))
+  const at = { bundle, importedAt, used }
+  const ev = await importEvidence(pack, at, new Map(existing.map((e) => [e.id, e])))
+  const src = await importSources(pack, at)
+  const asNew = !!o.asNew && taskId !== bundle.task.id
+  const passport = await importedPassport(pack, bundle, taskId, importedAt)
+  const manifest = importManifest(at, taskId, asNew, ev, src.sources)
+  const taskImport: PackEvent = {
+    id: createId('evt'),
+    ts: importedAt,
+    type: 'task-import',
+    status: 'parked',
+    bundleId: bundle.bundleId,
+    sourceTaskId: bundle.task.id,
+    destinationTaskId: taskId,
+  }
+  const events: PackEvent[] = [
+    ...ev.events,
+    ...src.events,
+    {
+      id: freshId('evt', used),
+      ts: importedAt,
+      type: 'bundle-import',
+      bundleId: bundle.bundleId,
+      sourceTaskId: bundle.task.id,
+      destinationTaskId: taskId,
+      asNew,
+    },
+  ]
+  const base = join('tasks', taskId)
+  const sid = storageId(bundle.bundleId)
+  const manifestRel = join(base, 'imports', `${sid}.import.json`)
+  const files: StagedFile[] = [
+    ...ev.files,
+    { rel: join(base, 'passport.json'), content: jsonText(passport), mode: 'create' },
+    { rel: join(base, 'events.jsonl'), content: `${JSON.stringify(taskImport)}\n`, mode: 'create' },
+    { rel: join(base, 'imports', `${sid}.bundle.json`), content: `${stableStringify(bundle)}\n`, mode: 'create' },
+    { rel: manifestRel, content: jsonText(manifest), mode: 'create' },
+  ]
+  if (src.sourceFile) files.push({ rel: 'sources.json', content: jsonText(src.sourceFile), mode: 'replace' })
+  await transaction(pack, files)
+  await appendLines(
+    pack.path('events.jsonl'),
+    events.map((e) => JSON.stringify(e)),
+  )
+  return {
+    applied: true,
+    idempotent: false,
+    bundleId: bundle.bundleId,
+    taskId,
+    manifestPath: `.agentpack/${manifestRel}`,
+    plan,
+    manifest,
+  }
+}
+
+/** What every part of one import shares: the bundle, its time, and the event ids taken so far. */
+interface ImportAt {
+  bundle: TaskBundle
+  importedAt: string
+  used: Set<string>
+}
+
+/** What the import did, kept beside the retained bundle: ids as they are here, sources' fates. */
+function importManifest(
+  at: ImportAt,
+  taskId: string,
+  asNew: boolean,
+  ev: { evidence: ImportManifest['evidence']; idMap: ReadonlyMap<string, string> },
+  sources: ImportManifest['sources'],
+): ImportManifest {
+  return {
+    schemaVersion: 1,
+    bundleId: at.bundle.bundleId,
+    importedAt: at.importedAt,
+    sourceTaskId: at.bundle.task.id,
+    destinationTaskId: taskId,
+    asNew,
+    origin: at.bundle.origin,
+    originalStatus: at.bundle.task.originalStatus,
+    originVerification: {
+      ...at.bundle.task.originVerification,
+      evidence: at.bundle.task.originVerification.evidence.flatMap((id) => ev.idMap.get(id) ?? []),
+    },
+    unresolvedOriginEvidence: at.bundle.task.originVerification.evidence.filter((id) => !ev.idMap.has(id)),
+    task: { action: 'created', remappedFrom: taskId === at.bundle.task.id ? null : at.bundle.task.id },
+    evidence: ev.evidence,
+    sources,
+  }
+}
+
+/** The bundle already imported into `taskId`: its manifest, read back; nothing is written. */
+async function reusedImport(pack: Pack, bundle: TaskBundle, plan: ImportPlan, taskId: string): Promise<ImportResult> {
+  const kept = (await retainedImports(pack, bundle)).find((x) => x.valid && x.taskId === taskId)
+  const manifest = kept ? await readJson<ImportManifest | null>(kept.manifestPath, null) : null
+  if (!kept || !manifest)
+    throw refuse(
+      'conflict',
+      `bundle ${bundle.bundleId} is retained for task ${taskId}, but its import manifest is missing`,
+    )
+  return {
+    applied: false,
+    idempotent: true,
+    bundleId: bundle.bundleId,
+    taskId,
+    manifestPath: `.agentpack/tasks/${taskId}/imports/${storageId(bundle.bundleId)}.import.json`,
+    plan,
+    manifest: { ...manifest, task: { ...manifest.task, action: 'reused' } },
+  }
+}
+
+/**
+ * The bundle's evidence: an item the ledger already holds with the same content is reused;
+ * any other gets a new file and an event (a fresh id when its own is taken). `idMap` maps each
+ * origin id to the id it has here.
+ */
+async function importEvidence(pack: Pack, at: ImportAt, byId: ReadonlyMap<string, PackEvent>) {
   const files: StagedFile[] = []
   const events: PackEvent[] = []
   const evidence: ImportManifest['evidence'] = []
   const idMap = new Map<string, string>()
-  for (const item of bundle.evidence) {
+  for (const item of at.bundle.evidence) {
     const prior = byId.get(item.originId)
     if (prior && (await evidenceMatches(pack, prior, item.contentDigest))) {
       evidence.push({
@@ -115,20 +210,20 @@ async function applyImport(
       idMap.set(item.originId, item.originId)
       continue
     }
-    const destinationId = prior || used.has(item.originId) ? freshId('evt', used) : item.originId
-    used.add(destinationId)
+    const destinationId = prior || at.used.has(item.originId) ? freshId('evt', at.used) : item.originId
+    at.used.add(destinationId)
     const rel = join('evidence', `${createId('ev')}.${item.kind === 'json' ? 'json' : 'txt'}`)
     files.push({ rel, content: item.content, mode: 'create' })
     events.push({
       id: destinationId,
-      ts: importedAt,
+      ts: at.importedAt,
       type: 'evidence',
       kind: item.kind,
       path: rel,
       command: item.command,
       exitCode: item.exitCode,
       importedFrom: item.originId,
-      bundleId: bundle.bundleId,
+      bundleId: at.bundle.bundleId,
     })
     evidence.push({
       originId: item.originId,
@@ -138,58 +233,67 @@ async function applyImport(
     })
     idMap.set(item.originId, destinationId)
   }
+  return { files, events, evidence, idMap }
+}
+
+/**
+ * The bundle's Source Cache records: a local conclusion always wins; a record is added only when
+ * the local file is a plain file inside the root with the same hash. `sourceFile` is the new
+ * sources.json when one was added.
+ */
+async function importSources(pack: Pack, at: ImportAt) {
   const sourceFile = await pack.sources()
   const known = new Set(sourceFile.sources.map((s) => s.path))
   const sources: ImportManifest['sources'] = []
-  let sourcesChanged = false
-  for (const s of bundle.sources) {
+  const events: PackEvent[] = []
+  const skip = (s: { path: string; hash: string }, reason: string) =>
+    sources.push({ path: s.path, hash: s.hash, action: 'skipped', reason })
+  for (const s of at.bundle.sources) {
     if (known.has(s.path)) {
       sources.push({ path: s.path, hash: s.hash, action: 'reused', reason: 'existing local conclusion wins' })
       continue
     }
     const h = await hashFile(join(pack.root, s.path))
     if (h === null) {
-      sources.push({ path: s.path, hash: s.hash, action: 'skipped', reason: 'local source file is missing' })
+      skip(s, 'local source file is missing')
       continue
     }
     if (h !== s.hash) {
-      sources.push({
-        path: s.path,
-        hash: s.hash,
-        action: 'skipped',
-        reason: 'local source hash does not match imported hash',
-      })
+      skip(s, 'local source hash does not match imported hash')
       continue
     }
     const record = await fileRecord(pack.root, s.path, { summary: s.summary, snippet: s.snippet }).catch(
       () => undefined,
     )
     if (!record || record.hash !== s.hash) {
-      sources.push({
-        path: s.path,
-        hash: s.hash,
-        action: 'skipped',
-        reason: 'local source file is not a plain file inside the root',
-      })
+      skip(s, 'local source file is not a plain file inside the root')
       continue
     }
     sourceFile.sources.push(record)
     known.add(s.path)
-    sourcesChanged = true
     sources.push({ path: s.path, hash: s.hash, action: 'created', reason: 'local source hash matches imported hash' })
     events.push({
-      id: freshId('evt', used),
-      ts: importedAt,
+      id: freshId('evt', at.used),
+      ts: at.importedAt,
       type: 'source-import',
       path: s.path,
       hash: s.hash,
       summary: s.summary,
-      bundleId: bundle.bundleId,
+      bundleId: at.bundle.bundleId,
     })
   }
+  return { sources, events, sourceFile: events.length > 0 ? sourceFile : undefined }
+}
+
+/** The imported task's passport: parked, its verification unknown, on this worktree's branch and head. */
+async function importedPassport(
+  pack: Pack,
+  bundle: TaskBundle,
+  taskId: string,
+  importedAt: string,
+): Promise<TaskPassport> {
   const [refs, head] = await Promise.all([pack.git.refs(), pack.git.short()])
-  const asNew = !!o.asNew && taskId !== bundle.task.id
-  const passport: TaskPassport = {
+  return {
     schemaVersion: SCHEMA_VERSION,
     id: taskId,
     title: bundle.task.title,
@@ -209,153 +313,6 @@ async function applyImport(
     nextActions: [...bundle.task.nextActions],
     tags: [...bundle.task.tags],
   }
-  const manifest: ImportManifest = {
-    schemaVersion: 1,
-    bundleId: bundle.bundleId,
-    importedAt,
-    sourceTaskId: bundle.task.id,
-    destinationTaskId: taskId,
-    asNew,
-    origin: bundle.origin,
-    originalStatus: bundle.task.originalStatus,
-    originVerification: {
-      ...bundle.task.originVerification,
-      evidence: bundle.task.originVerification.evidence.flatMap((id) => idMap.get(id) ?? []),
-    },
-    unresolvedOriginEvidence: bundle.task.originVerification.evidence.filter((id) => !idMap.has(id)),
-    task: { action: 'created', remappedFrom: taskId === bundle.task.id ? null : bundle.task.id },
-    evidence,
-    sources,
-  }
-  const taskImport: PackEvent = {
-    id: createId('evt'),
-    ts: importedAt,
-    type: 'task-import',
-    status: 'parked',
-    bundleId: bundle.bundleId,
-    sourceTaskId: bundle.task.id,
-    destinationTaskId: taskId,
-  }
-  events.push({
-    id: freshId('evt', used),
-    ts: importedAt,
-    type: 'bundle-import',
-    bundleId: bundle.bundleId,
-    sourceTaskId: bundle.task.id,
-    destinationTaskId: taskId,
-    asNew,
-  })
-  const base = join('tasks', taskId)
-  const sid = storageId(bundle.bundleId)
-  const manifestRel = join(base, 'imports', `${sid}.import.json`)
-  files.push(
-    { rel: join(base, 'passport.json'), content: jsonText(passport), mode: 'create' },
-    { rel: join(base, 'events.jsonl'), content: `${JSON.stringify(taskImport)}\n`, mode: 'create' },
-    { rel: join(base, 'imports', `${sid}.bundle.json`), content: `${stableStringify(bundle)}\n`, mode: 'create' },
-    { rel: manifestRel, content: jsonText(manifest), mode: 'create' },
-  )
-  if (sourcesChanged) files.push({ rel: 'sources.json', content: jsonText(sourceFile), mode: 'replace' })
-  await transaction(pack, files)
-  await appendLines(
-    pack.path('events.jsonl'),
-    events.map((e) => JSON.stringify(e)),
-  )
-  return {
-    applied: true,
-    idempotent: false,
-    bundleId: bundle.bundleId,
-    taskId,
-    manifestPath: `.agentpack/${manifestRel}`,
-    plan,
-    manifest,
-  }
-}
-
-async function transaction(pack: Pack, files: readonly StagedFile[]): Promise<void> {
-  const txRoot = pack.path('cache', `.transaction-${createId('import')}`)
-  let keep = false
-  try {
-    await safeDirChain(pack, join('cache', 'x'))
-    await mkdir(join(txRoot, 'staged'), { recursive: true, mode: DIR_MODE })
-    const staged = await Promise.all(
-      files.map(async (f, i) => {
-        await safeDirChain(pack, f.rel)
-        const path = join(txRoot, 'staged', String(i))
-        await writeFilePrivate(path, f.content)
-        return { ...f, staged: path, target: pack.path(f.rel) }
-      }),
-    )
-    const backups: { target: string; backup: string }[] = []
-    const installed: string[] = []
-    const made: string[] = []
-    try {
-      for (const [i, f] of staged.entries()) {
-        if (
-          !(await lstat(f.target).then(
-            () => true,
-            () => false,
-          ))
-        )
-          continue
-        if (f.mode === 'create') throw refuse('conflict', `bundle import refuses to overwrite ${f.rel}`)
-        const backup = join(txRoot, 'backup', String(i))
-        await mkdir(dirname(backup), { recursive: true, mode: DIR_MODE })
-        await rename(f.target, backup)
-        backups.push({ target: f.target, backup })
-      }
-      for (const f of staged) {
-        await mkdirTracked(dirname(f.target), pack.path(), made)
-        await rename(f.staged, f.target)
-        installed.push(f.target)
-      }
-    } catch (e) {
-      let incomplete = false
-      for (const p of installed.reverse()) await unlink(p).catch(() => (incomplete = true))
-      for (const b of backups.reverse()) await rename(b.backup, b.target).catch(() => (incomplete = true))
-      for (const d of made.reverse()) await rmdir(d).catch(() => undefined)
-      if (incomplete) {
-        keep = true
-        throw refuse(
-          'conflict',
-          `bundle import failed and could not undo everything; recovery files remain in ${txRoot}`,
-        )
-      }
-      throw e
-    }
-  } finally {
-    if (!keep) await rm(txRoot, { recursive: true, force: true })
-  }
-}
-
-/** Every existing directory from .agentpack/ down to the file's parent is a real directory. */
-async function safeDirChain(pack: Pack, rel: string): Promise<void> {
-  let at = pack.path()
-  for (const part of [
-    '',
-    ...dirname(rel)
-      .split(/[\\/]/)
-      .filter((p) => p && p !== '.'),
-  ]) {
-    at = part ? join(at, part) : at
-    const s = await lstat(at).catch(() => undefined)
-    if (!s) return
-    if (s.isSymbolicLink() || !s.isDirectory())
-      throw refuse('invalid', `bundle import refuses ${at}: not a plain directory`)
-  }
-}
-
-async function mkdirTracked(dir: string, stop: string, made: string[]): Promise<void> {
-  if (
-    dir === stop ||
-    (await lstat(dir).then(
-      () => true,
-      () => false,
-    ))
-  )
-    return
-  await mkdirTracked(dirname(dir), stop, made)
-  await mkdir(dir, { mode: DIR_MODE })
-  made.push(dir)
 }
 
 async function evidenceMatches(pack: Pack, e: PackEvent, digest: string): Promise<boolean> {

@@ -3,14 +3,14 @@
 // the MCP tools. Everything printed goes through `io.out`, which the binary sanitises (pack
 // text was written by agents and must not drive the terminal).
 import { resolve } from 'node:path'
-import { closest } from '../../lib/closest.ts'
 import { UsageError, parseFlags } from '../../lib/cli/flags.ts'
-import type { FlagTable } from '../../lib/cli/flags.ts'
+import { CONTINUITY_FLAGS } from './cli-words.ts'
 import type { CommandContext } from '../../core/src/plugin-api.ts'
 import { PRESET_NAMES, resolveBudget } from './budget.ts'
 import type { Preset } from './budget.ts'
 import { importBundle } from './bundle-import.ts'
-import { exportBundle, inspectBundle, planImport } from './bundles.ts'
+import { exportBundle } from './bundle-export.ts'
+import { inspectBundle, planImport } from './bundles.ts'
 import { createCheckpoint, diffCheckpoints } from './checkpoints.ts'
 import { formatGate, gateFindings } from './gate.ts'
 import {
@@ -66,76 +66,6 @@ export const CLI_USAGE = `Usage: ag-mcp continuity [--root DIR] <command>
   bundle export --output P [--task ID] [--source P]... [--no-evidence]
   bundle inspect P | bundle plan P [--as-new] | bundle import P [--write] [--as-new]`
 
-const SWITCHES = [
-  'full',
-  'open',
-  'all',
-  'compact',
-  'json',
-  'replace-constraints',
-  'clear-next-actions',
-  'force',
-  'park-current',
-  'changed',
-  'missing',
-  'no-evidence',
-  'as-new',
-  'write',
-]
-// Every option may be given more than once (the commands read the last, or all: --constraint T...).
-const OPTIONS = [
-  'root',
-  'objective',
-  'constraint',
-  'write-scope',
-  'next',
-  'tag',
-  'risk',
-  'status',
-  'evidence',
-  'summary',
-  'reason',
-  'file',
-  'kind',
-  'content',
-  'path',
-  'command',
-  'exit-code',
-  'snippet',
-  'limit',
-  'preset',
-  'budget',
-  'query',
-  'output',
-  'task',
-  'source',
-  'scope',
-]
-
-/** The flag table of every continuity command (CLI_USAGE says which takes which). */
-const FLAGS: FlagTable = Object.fromEntries([
-  ...SWITCHES.map((name) => [name, { type: 'boolean', describe: name }] as const),
-  ...OPTIONS.map((name) => [name, { type: 'string', repeat: true, describe: name }] as const),
-])
-
-/** The commands, for "did you mean" (the first one or two words). */
-const COMMANDS = [
-  'init',
-  ...['start', 'status', 'list', 'passport', 'update', 'verify', 'finalize', 'park', 'switch', 'handoff', 'audit']
-    .concat(['block', 'close', 'abandon'])
-    .map((v) => `task ${v}`),
-  'decision',
-  'dead-end',
-  'evidence',
-  'source add',
-  'source status',
-  'checkpoint',
-  'diff',
-  'replay',
-  'resume',
-  ...['export', 'inspect', 'plan', 'import'].map((v) => `bundle ${v}`),
-]
-
 interface Parsed {
   positionals: string[]
   options: Map<string, string[]>
@@ -144,7 +74,7 @@ interface Parsed {
 
 /** The words, by lib/cli's parser: an unknown flag is named with the nearest. */
 export function parseCliArgs(argv: readonly string[]): Parsed {
-  const { values, positionals, rest, help } = parseFlags(argv, FLAGS, { help: true })
+  const { values, positionals, rest, help } = parseFlags(argv, CONTINUITY_FLAGS, { help: true })
   const p: Parsed = { positionals: [...positionals, ...rest], options: new Map(), flags: new Set() }
   if (help) p.flags.add('help')
   for (const [name, v] of Object.entries(values))
@@ -195,181 +125,196 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
+/** What a command gets: the pack, its words after its name, and its flags by kind. */
+interface Call {
+  pack: Pack
+  words: string[]
+  one(name: string): string | undefined
+  many(name: string): string[]
+  flag(name: string): boolean
+  text(from: readonly string[]): string
+  io: CliIo
+}
+
+/** The commands whose name has two words (`task start`). */
+const GROUPS = ['task', 'source', 'bundle']
+
 async function dispatch(pack: Pack, a: Parsed, io: CliIo): Promise<string> {
-  const [cmd, sub, ...rest] = a.positionals
-  const one = (k: string) => a.options.get(k)?.at(-1)
-  const many = (k: string) => a.options.get(k) ?? []
-  const flag = (k: string) => a.flags.has(k)
-  const text = (from: readonly string[]) => from.join(' ').trim()
-  switch (`${cmd}${sub && ['task', 'source', 'bundle'].includes(cmd ?? '') ? ` ${sub}` : ''}`) {
-    case 'task start': {
-      const p = await startTask(pack, {
-        title: text(rest),
-        objective: one('objective'),
-        constraints: many('constraint'),
-        writeScope: many('write-scope'),
-        nextActions: many('next'),
-        tags: many('tag'),
-        risk: risk(one('risk')),
-      })
-      return `Started task ${p.id}`
-    }
-    case 'task status':
-      return (await taskStatus(pack, { id: rest[0], full: flag('full') })).text
-    case 'task list': {
-      const l = await listTasks(pack, {
-        open: flag('open'),
-        all: flag('all'),
-        status: many('status').map(taskStatusName),
-        scope: many('scope'),
-        compact: flag('compact'),
-        limit: one('limit') === undefined ? undefined : positive(one('limit') as string, '--limit'),
-      })
-      return flag('json') ? JSON.stringify(l.tasks, null, 2) : l.text
-    }
-    case 'task passport': {
-      const p = rest[0] ? await readPassport(pack, rest[0]) : await currentPassport(pack)
-      if (!p) throw new Error('there is no current task; pass an id')
-      return JSON.stringify(p, null, 2)
-    }
-    case 'task update': {
-      const p = await updateTask(pack, {
-        objective: one('objective'),
-        constraints: many('constraint'),
-        replaceConstraints: flag('replace-constraints'),
-        writeScope: many('write-scope'),
-        nextActions: many('next'),
-        clearNextActions: flag('clear-next-actions'),
-        tags: many('tag'),
-        risk: risk(one('risk')),
-      })
-      return `Updated task ${p.id}`
-    }
-    case 'task verify': {
-      const r = await updateVerification(pack, {
-        status: verdict(one('status')),
-        evidence: many('evidence'),
-        summary: one('summary'),
-      })
-      return `${r.changed ? 'Updated' : 'Verification unchanged for'} task ${r.passport.id} (${r.passport.verification.status})`
-    }
-    case 'task finalize': {
-      const p = await finalizeTask(pack, {
-        status: verdict(one('status')),
-        evidence: many('evidence'),
-        summary: one('summary'),
-        force: flag('force'),
-      })
-      const adv = await finalizeAdvisories(pack, p)
-      return `Finalized task ${p.id} (${p.verification.status})${adv.length ? `\nAdvisories:\n${adv.map((x) => `- ${x}`).join('\n')}` : ''}`
-    }
-    case 'task park':
-      return `Parked task ${(await parkTask(pack)).id}`
-    case 'task switch': {
-      if (!rest[0]) throw new UsageError('task switch needs a task id')
-      const p = await switchTask(pack, rest[0], { parkCurrent: flag('park-current') })
-      return `Switched to task ${p.id} (${p.status})`
-    }
-    case 'task block': {
-      const reason = one('reason') ?? text(rest)
-      if (!reason) throw new UsageError('task block needs --reason')
-      return `Blocked task ${(await blockTask(pack, reason)).id}`
-    }
-    case 'task close':
-      return `Closed task ${(await closeTask(pack)).id}`
-    case 'task abandon':
-      return `Abandoned task ${(await abandonTask(pack)).id}`
-    case 'task handoff':
-      return (await taskHandoff(pack)).text
-    case 'task audit':
-      return (await auditTask(pack)).text
-    case 'decision':
-      return `Recorded decision ${(await recordDecision(pack, { text: text([sub ?? '', ...rest]), files: many('file'), evidence: many('evidence') })).id}`
-    case 'dead-end':
-      return `Recorded dead end ${(await recordDeadEnd(pack, { text: text([sub ?? '', ...rest]), reason: one('reason'), files: many('file') })).id}`
-    case 'evidence': {
-      const code = one('exit-code')
-      const e = await attachEvidence(pack, {
-        kind: one('kind'),
-        content: one('content'),
-        path: one('path'),
-        command: one('command'),
-        exitCode: code === undefined ? undefined : Number(code),
-      })
-      return `Attached evidence ${e.id}`
-    }
-    case 'source add': {
-      if (!rest[0]) throw new UsageError('source add needs a path')
-      const s = await recordSource(pack, { path: rest[0], summary: one('summary'), snippet: one('snippet') })
-      return `Recorded source ${s.path} (${s.hash.slice(0, 12)})`
-    }
-    case 'source status': {
-      const only = [...(flag('changed') ? ['changed' as const] : []), ...(flag('missing') ? ['missing' as const] : [])]
-      const [all, git]: [SourceStatus[], Map<string, string>] = await Promise.all([
-        sourceStatuses(pack),
-        gitStatuses(pack),
-      ])
-      return formatSourceStatuses(
-        only.length ? all.filter((s) => only.includes(s.status as 'changed')) : all,
-        all,
-        only,
-        git,
-      )
-    }
-    case 'checkpoint':
-      return `Created checkpoint ${(await createCheckpoint(pack, { summary: one('summary'), status: one('status'), nextActions: many('next') })).id}`
-    case 'diff':
-      return diffCheckpoints(pack, sub, rest[0])
-    case 'replay':
-      return (await replay(pack, one('limit') === undefined ? 30 : positive(one('limit') as string, '--limit'))).text
-    case 'resume': {
-      const preset = one('preset')
-      if (preset !== undefined && !PRESET_NAMES.includes(preset as Preset))
-        throw new UsageError(`unknown preset ${preset}; one of ${PRESET_NAMES.join(', ')}`)
-      const config = await pack.config()
-      const budget = resolveBudget(
-        {
-          budget: one('budget') === undefined ? undefined : positive(one('budget') as string, '--budget'),
-          preset: preset as Preset | undefined,
-        },
-        config.defaultBudget || undefined,
-      )
-      const r = await buildResume(pack, { budget, query: one('query') })
-      return r.markdown + formatGate(await gateFindings(pack))
-    }
-    case 'bundle export': {
-      const out = one('output')
-      if (!out) throw new UsageError('bundle export needs --output')
-      const r = await exportBundle(pack, {
-        outputPath: out,
-        taskId: one('task'),
-        sources: many('source'),
-        includeEvidence: !flag('no-evidence'),
-        producerVersion: `ag-mcp-${io.version}`,
-      })
-      return `Exported bundle ${r.bundleId}\nTask: ${r.taskId}\nPath: ${r.outputPath}\nIncluded: ${r.sources} source(s), ${r.evidence} evidence item(s), ${r.bytes} bytes`
-    }
-    case 'bundle inspect':
-      return JSON.stringify(await inspectBundle(pack, need(rest[0], 'bundle inspect needs a path')), null, 2)
-    case 'bundle plan':
-      return JSON.stringify(
-        await planImport(pack, need(rest[0], 'bundle plan needs a path'), { asNew: flag('as-new') }),
-        null,
-        2,
-      )
-    case 'bundle import': {
-      const path = need(rest[0], 'bundle import needs a path')
-      const r = flag('write')
-        ? await importBundle(pack, path, { asNew: flag('as-new') })
-        : await planImport(pack, path, { asNew: flag('as-new') })
-      return JSON.stringify(r, null, 2)
-    }
-    default: {
-      const given = [cmd, ...(['task', 'source', 'bundle'].includes(cmd ?? '') && sub ? [sub] : [])].join(' ')
-      const near = closest(given, COMMANDS)
-      throw new UsageError(`unknown command: ${given}${near ? ` (did you mean ${near}?)` : ''}`)
-    }
-  }
+  const [cmd = '', ...after] = a.positionals
+  const grouped = GROUPS.includes(cmd) && after.length > 0
+  const name = grouped ? `${cmd} ${after[0]}` : cmd
+  const run = COMMANDS[name]
+  // lib/cli refused any other name, with the nearest, before this module loaded.
+  if (run === undefined) throw new UsageError(`unknown command: ${name}`)
+  return run({
+    pack,
+    words: grouped ? after.slice(1) : after,
+    one: (k) => a.options.get(k)?.at(-1),
+    many: (k) => a.options.get(k) ?? [],
+    flag: (k) => a.flags.has(k),
+    text: (from) => from.join(' ').trim(),
+    io,
+  })
+}
+
+/** Each command's code by name; it answers the line to print. */
+const COMMANDS: Readonly<Record<string, (c: Call) => Promise<string>>> = {
+  'task start': async ({ pack, words, one, many, text }) => {
+    const p = await startTask(pack, {
+      title: text(words),
+      objective: one('objective'),
+      constraints: many('constraint'),
+      writeScope: many('write-scope'),
+      nextActions: many('next'),
+      tags: many('tag'),
+      risk: risk(one('risk')),
+    })
+    return `Started task ${p.id}`
+  },
+  'task status': async ({ pack, words, flag }) => (await taskStatus(pack, { id: words[0], full: flag('full') })).text,
+  'task list': async ({ pack, one, many, flag }) => {
+    const l = await listTasks(pack, {
+      open: flag('open'),
+      all: flag('all'),
+      status: many('status').map(taskStatusName),
+      scope: many('scope'),
+      compact: flag('compact'),
+      limit: one('limit') === undefined ? undefined : positive(one('limit') as string, '--limit'),
+    })
+    return flag('json') ? JSON.stringify(l.tasks, null, 2) : l.text
+  },
+  'task passport': async ({ pack, words }) => {
+    const p = words[0] ? await readPassport(pack, words[0]) : await currentPassport(pack)
+    if (!p) throw new Error('there is no current task; pass an id')
+    return JSON.stringify(p, null, 2)
+  },
+  'task update': async ({ pack, one, many, flag }) => {
+    const p = await updateTask(pack, {
+      objective: one('objective'),
+      constraints: many('constraint'),
+      replaceConstraints: flag('replace-constraints'),
+      writeScope: many('write-scope'),
+      nextActions: many('next'),
+      clearNextActions: flag('clear-next-actions'),
+      tags: many('tag'),
+      risk: risk(one('risk')),
+    })
+    return `Updated task ${p.id}`
+  },
+  'task verify': async ({ pack, one, many }) => {
+    const r = await updateVerification(pack, {
+      status: verdict(one('status')),
+      evidence: many('evidence'),
+      summary: one('summary'),
+    })
+    return `${r.changed ? 'Updated' : 'Verification unchanged for'} task ${r.passport.id} (${r.passport.verification.status})`
+  },
+  'task finalize': async ({ pack, one, many, flag }) => {
+    const p = await finalizeTask(pack, {
+      status: verdict(one('status')),
+      evidence: many('evidence'),
+      summary: one('summary'),
+      force: flag('force'),
+    })
+    const adv = await finalizeAdvisories(pack, p)
+    return `Finalized task ${p.id} (${p.verification.status})${adv.length ? `\nAdvisories:\n${adv.map((x) => `- ${x}`).join('\n')}` : ''}`
+  },
+  'task park': async ({ pack }) => `Parked task ${(await parkTask(pack)).id}`,
+  'task switch': async ({ pack, words, flag }) => {
+    if (!words[0]) throw new UsageError('task switch needs a task id')
+    const p = await switchTask(pack, words[0], { parkCurrent: flag('park-current') })
+    return `Switched to task ${p.id} (${p.status})`
+  },
+  'task block': async ({ pack, words, one, text }) => {
+    const reason = one('reason') ?? text(words)
+    if (!reason) throw new UsageError('task block needs --reason')
+    return `Blocked task ${(await blockTask(pack, reason)).id}`
+  },
+  'task close': async ({ pack }) => `Closed task ${(await closeTask(pack)).id}`,
+  'task abandon': async ({ pack }) => `Abandoned task ${(await abandonTask(pack)).id}`,
+  'task handoff': async ({ pack }) => (await taskHandoff(pack)).text,
+  'task audit': async ({ pack }) => (await auditTask(pack)).text,
+  decision: async ({ pack, words, many, text }) =>
+    `Recorded decision ${(await recordDecision(pack, { text: text(words), files: many('file'), evidence: many('evidence') })).id}`,
+  'dead-end': async ({ pack, words, one, many, text }) =>
+    `Recorded dead end ${(await recordDeadEnd(pack, { text: text(words), reason: one('reason'), files: many('file') })).id}`,
+  evidence: async ({ pack, one }) => {
+    const code = one('exit-code')
+    const e = await attachEvidence(pack, {
+      kind: one('kind'),
+      content: one('content'),
+      path: one('path'),
+      command: one('command'),
+      exitCode: code === undefined ? undefined : Number(code),
+    })
+    return `Attached evidence ${e.id}`
+  },
+  'source add': async ({ pack, words, one }) => {
+    if (!words[0]) throw new UsageError('source add needs a path')
+    const s = await recordSource(pack, { path: words[0], summary: one('summary'), snippet: one('snippet') })
+    return `Recorded source ${s.path} (${s.hash.slice(0, 12)})`
+  },
+  'source status': async ({ pack, flag }) => {
+    const only = [...(flag('changed') ? ['changed' as const] : []), ...(flag('missing') ? ['missing' as const] : [])]
+    const [all, git]: [SourceStatus[], Map<string, string>] = await Promise.all([
+      sourceStatuses(pack),
+      gitStatuses(pack),
+    ])
+    return formatSourceStatuses(
+      only.length ? all.filter((s) => only.includes(s.status as 'changed')) : all,
+      all,
+      only,
+      git,
+    )
+  },
+  checkpoint: async ({ pack, one, many }) =>
+    `Created checkpoint ${(await createCheckpoint(pack, { summary: one('summary'), status: one('status'), nextActions: many('next') })).id}`,
+  diff: async ({ pack, words }) => diffCheckpoints(pack, words[0], words[1]),
+  replay: async ({ pack, one }) =>
+    (await replay(pack, one('limit') === undefined ? 30 : positive(one('limit') as string, '--limit'))).text,
+  resume: async ({ pack, one }) => {
+    const preset = one('preset')
+    if (preset !== undefined && !PRESET_NAMES.includes(preset as Preset))
+      throw new UsageError(`unknown preset ${preset}; one of ${PRESET_NAMES.join(', ')}`)
+    const config = await pack.config()
+    const budget = resolveBudget(
+      {
+        budget: one('budget') === undefined ? undefined : positive(one('budget') as string, '--budget'),
+        preset: preset as Preset | undefined,
+      },
+      config.defaultBudget || undefined,
+    )
+    const r = await buildResume(pack, { budget, query: one('query') })
+    return r.markdown + formatGate(await gateFindings(pack))
+  },
+  'bundle export': async ({ pack, one, many, flag, io }) => {
+    const out = one('output')
+    if (!out) throw new UsageError('bundle export needs --output')
+    const r = await exportBundle(pack, {
+      outputPath: out,
+      taskId: one('task'),
+      sources: many('source'),
+      includeEvidence: !flag('no-evidence'),
+      producerVersion: `ag-mcp-${io.version}`,
+    })
+    return `Exported bundle ${r.bundleId}\nTask: ${r.taskId}\nPath: ${r.outputPath}\nIncluded: ${r.sources} source(s), ${r.evidence} evidence item(s), ${r.bytes} bytes`
+  },
+  'bundle inspect': async ({ pack, words }) =>
+    JSON.stringify(await inspectBundle(pack, need(words[0], 'bundle inspect needs a path')), null, 2),
+  'bundle plan': async ({ pack, words, flag }) => {
+    return JSON.stringify(
+      await planImport(pack, need(words[0], 'bundle plan needs a path'), { asNew: flag('as-new') }),
+      null,
+      2,
+    )
+  },
+  'bundle import': async ({ pack, words, flag }) => {
+    const path = need(words[0], 'bundle import needs a path')
+    const r = flag('write')
+      ? await importBundle(pack, path, { asNew: flag('as-new') })
+      : await planImport(pack, path, { asNew: flag('as-new') })
+    return JSON.stringify(r, null, 2)
+  },
 }
 
 function need(v: string | undefined, why: string): string {

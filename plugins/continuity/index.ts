@@ -10,7 +10,9 @@ import type { PluginTools } from '../../generated/types/tools.ts'
 import { PRESET_NAMES, resolveBudget } from './budget.ts'
 import { importBundle } from './bundle-import.ts'
 import type { ImportResult } from './bundle-import.ts'
-import { exportBundle, inspectBundle, planImport } from './bundles.ts'
+import { exportBundle } from './bundle-export.ts'
+import { CONTINUITY_COMMANDS, CONTINUITY_FLAGS } from './cli-words.ts'
+import { inspectBundle, planImport } from './bundles.ts'
 import type { ImportPlan, InspectResult } from './bundles.ts'
 import { createCheckpoint, diffCheckpoints } from './checkpoints.ts'
 import { refuse } from './errors.ts'
@@ -365,6 +367,8 @@ export default definePlugin({
     continuity: {
       summary: 'task passports, the ledger, checkpoints and bundles from the shell',
       raw: true,
+      flags: CONTINUITY_FLAGS,
+      subcommands: CONTINUITY_COMMANDS,
       help: async () => (await import('./cli.ts')).CLI_USAGE,
       load: async () => {
         const { runCli } = await import('./cli.ts')

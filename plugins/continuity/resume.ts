@@ -6,24 +6,25 @@
 // the rest to stubs (path, status, topic, guidance), stale stubs first; a quick budget also
 // gets a "Relevant Context" digest of the best-matching decisions and sources.
 import { homedir } from 'node:os'
-import { basename, isAbsolute, relative } from 'node:path'
+import { isAbsolute, relative } from 'node:path'
 import { estimateTokens, packSections } from './budget.ts'
 import type { Section } from './budget.ts'
 import { throwIfAborted } from './errors.ts'
 import { sameHead, abbreviate } from './git.ts'
 import { label } from './ledger.ts'
 import { currentPassport } from './passports.ts'
+import { diverse, queryTerms, rankSources, scoreEvent, scoreSource, str, strs } from './relevance.ts'
+import type { ScoredSource } from './relevance.ts'
+import { guidance, oneLine, sourceLines, topic } from './source-cache.ts'
 import { resolveRegularFileWithin, readHead, sourceStates } from './sources.ts'
 import type { SourceState } from './sources.ts'
 import type { Pack } from './store.ts'
-import type { PackEvent, PackState, SourceRecord, TaskPassport } from './types.ts'
+import type { PackEvent, PackState, TaskPassport } from './types.ts'
 import { isClosed } from './types.ts'
 
 const COMPACT_BUDGET = 1200
 const RELEVANT_DECISIONS = 4
 const RELEVANT_SOURCES = 4
-const MATCHED_SOURCES_SHOWN = 8
-const STUBS_SHOWN = 12
 const METADATA_RESERVE = 48
 
 const GUIDANCE: Record<string, string> = {
@@ -34,12 +35,6 @@ const GUIDANCE: Record<string, string> = {
   'Recent Timeline': 'use `agentpack replay` for full chronology.',
 }
 
-const STOPWORDS = new Set(
-  'about after agent agents agentpack cache code context contexts current file files from into source sources task tasks that this with work working'.split(
-    ' ',
-  ),
-)
-
 export interface ResumeResult {
   markdown: string
   estimatedTokens: number
@@ -49,19 +44,13 @@ export interface ResumeResult {
   truncated: boolean
 }
 
-interface Entry {
-  source: SourceRecord
-  status: SourceState
-  score: number
-}
-
 export async function buildResume(
   pack: Pack,
   o: { budget: number; query?: string | undefined },
 ): Promise<ResumeResult> {
   const budget = Math.max(0, Math.trunc(o.budget))
   const query = o.query?.trim() ?? ''
-  const terms = tokenize(query).filter((t) => !STOPWORDS.has(t))
+  const terms = queryTerms(query)
   const [state, { sources }, events, passport, git] = await Promise.all([
     pack.state(),
     pack.sources(),
@@ -71,7 +60,7 @@ export async function buildResume(
   ])
   throwIfAborted(pack.signal)
   const states = await sourceStates(pack.root, sources)
-  const entries: Entry[] = sources.map((s, i) => ({
+  const entries: ScoredSource[] = sources.map((s, i) => ({
     source: s,
     status: states[i] as SourceState,
     score: terms.length ? scoreSource(s, terms) : 0,
@@ -247,73 +236,11 @@ function passportLines(p: TaskPassport, branch: string | null, oid: string | nul
   ].filter((l): l is string => l !== null)
 }
 
-function tokenize(text: string): string[] {
-  return [
-    ...new Set(
-      text
-        .toLowerCase()
-        .split(/[^a-z0-9]+/u)
-        .filter((t) => t.length >= 3),
-    ),
-  ]
-}
-
-function fieldScore(term: string, text: string, tokens: readonly string[], exact: number, fuzzy: number): number {
-  if (tokens.includes(term)) return exact
-  if (term.length >= 4 && tokens.some((t) => t.startsWith(term) || term.startsWith(t))) return fuzzy
-  return term.length >= 5 && text.includes(term) ? Math.max(1, fuzzy) : 0
-}
-
-function scoreSource(s: SourceRecord, terms: readonly string[]): number {
-  const fields: [string, number, number][] = [
-    [basename(s.path), 8, 4],
-    [s.path, 6, 3],
-    [s.summary ?? '', 3, 1],
-    [s.snippet ?? '', 1, 1],
-  ]
-  let score = 0
-  for (const [text, exact, fuzzy] of fields) {
-    const lower = text.toLowerCase()
-    const tokens = tokenize(text)
-    for (const t of terms) score += fieldScore(t, lower, tokens, exact, fuzzy)
-  }
-  return score
-}
-
-function scoreEvent(e: PackEvent, terms: readonly string[]): number {
-  const text = [str(e['text']), str(e['summary']), str(e['reason']), str(e['kind']), ...strs(e['files'])].join(' ')
-  const lower = text.toLowerCase()
-  const tokens = tokenize(text)
-  return terms.reduce((n, t) => n + fieldScore(t, lower, tokens, 4, 2), 0)
-}
-
-/** Up to `limit` entries: first the best one for each term (so every term is represented), then by score. */
-function diverse<T>(
-  ranked: readonly T[],
+function relevantContext(
+  entries: readonly ScoredSource[],
+  events: readonly PackEvent[],
   terms: readonly string[],
-  limit: number,
-  termScore: (x: T, t: string) => number,
-): T[] {
-  const chosen: T[] = []
-  for (const t of terms) {
-    if (chosen.length >= limit) break
-    let best: T | undefined
-    let bestScore = 0
-    for (const x of ranked) {
-      if (chosen.includes(x)) continue
-      const s = termScore(x, t)
-      if (s > bestScore) {
-        best = x
-        bestScore = s
-      }
-    }
-    if (best !== undefined) chosen.push(best)
-  }
-  for (const x of ranked) if (chosen.length < limit && !chosen.includes(x)) chosen.push(x)
-  return chosen
-}
-
-function relevantContext(entries: readonly Entry[], events: readonly PackEvent[], terms: readonly string[]): string[] {
+): string[] {
   if (!terms.length) return []
   const decisions = events
     .filter((e) => e.type === 'decision')
@@ -321,9 +248,7 @@ function relevantContext(entries: readonly Entry[], events: readonly PackEvent[]
     .filter((x) => x.score > 0)
     .sort((a, b) => b.score - a.score || b.e.ts.localeCompare(a.e.ts))
   const pickedDecisions = diverse(decisions, terms, RELEVANT_DECISIONS, (x, t) => scoreEvent(x.e, [t]))
-  const matched = entries
-    .filter((x) => x.score > 0)
-    .sort((a, b) => b.score - a.score || a.source.path.localeCompare(b.source.path))
+  const matched = rankSources(entries)
   const pickedSources = diverse(matched, terms, RELEVANT_SOURCES, (x, t) => scoreSource(x.source, [t]))
   return [
     pickedDecisions.length ? '- Query-relevant decisions:' : null,
@@ -340,88 +265,6 @@ function relevantContext(entries: readonly Entry[], events: readonly PackEvent[]
       ? '- Bulk details remain in Source Cache, Decisions, Evidence, and Recent Timeline when budget allows.'
       : null,
   ].filter((l): l is string => l !== null)
-}
-
-function guidance(s: SourceState): string {
-  return s === 'unchanged'
-    ? 'Do not re-open unless needed or unless hash changed.'
-    : 'Re-open before relying on prior conclusions.'
-}
-
-function sourceLines(entries: readonly Entry[], query: string, terms: readonly string[]): string[] {
-  if (!entries.length)
-    return [
-      '- No inspected sources recorded yet.',
-      '- Use `agentpack source add <file> --summary <text>` after reading important files.',
-    ]
-  if (!terms.length) return entries.map((x) => full(x))
-  const matched = entries
-    .filter((x) => x.score > 0)
-    .sort((a, b) => b.score - a.score || a.source.path.localeCompare(b.source.path))
-  const unrelated = entries.filter((x) => x.score === 0)
-  const stale = unrelated
-    .filter((x) => x.status !== 'unchanged')
-    .sort((a, b) => a.source.path.localeCompare(b.source.path))
-  const stubs = [...stale, ...unrelated.filter((x) => x.status === 'unchanged')]
-  const shownStubs = stubs.slice(0, STUBS_SHOWN)
-  const shownMatched = matched.slice(0, MATCHED_SOURCES_SHOWN)
-  const hiddenMatched = matched.length - shownMatched.length
-  const hiddenStubs = stubs.length - shownStubs.length
-  const staleNote = stale.length
-    ? `- Query-unrelated stale stubs: ${stale.length} changed/missing; call \`source_status\` for full stale details.`
-    : null
-  if (!matched.length)
-    return [
-      hiddenStubs > 0
-        ? `- Query filter: no source summaries matched \`${query}\`; showing ${shownStubs.length} of ${entries.length} compact source stub(s), omitting ${hiddenStubs}.`
-        : `- Query filter: no source summaries matched \`${query}\`; showing compact stubs for all ${entries.length} recorded source(s).`,
-      staleNote,
-      hiddenStubs > 0
-        ? '- Omitted source stubs are query-unrelated; rerun without `--query` or call `source_status` for full Source Cache details.'
-        : null,
-      '- Rerun without `--query` when you need the full Source Cache.',
-      ...shownStubs.map(stub),
-    ].filter((l): l is string => l !== null)
-  const staleMatched = matched.filter((x) => x.status !== 'unchanged').length
-  const staleShown = shownMatched.filter((x) => x.status !== 'unchanged').length
-  const hidden = hiddenMatched > 0 || hiddenStubs > 0
-  return [
-    hidden
-      ? `- Query filter: full summaries for ${shownMatched.length} of ${matched.length} query-relevant source(s), compact stubs for ${shownStubs.length} of ${unrelated.length} query-unrelated source(s).`
-      : `- Query filter: full summaries for ${matched.length} query-relevant source(s), compact stubs for ${unrelated.length} query-unrelated source(s).`,
-    // The stale-source line Agentpack adds for matched records that changed or went missing.
-    staleMatched > 0
-      ? hiddenMatched > 0
-        ? `- Query-relevant stale source records shown in full: ${staleShown} of ${staleMatched} changed/missing.`
-        : `- Query-relevant stale source records shown in full: ${staleMatched} changed/missing.`
-      : null,
-    staleNote,
-    hidden
-      ? `- Source entries omitted for compactness: ${hiddenMatched} query-relevant, ${hiddenStubs} query-unrelated; rerun with a narrower query or larger budget for details.`
-      : null,
-    '- Compact stubs keep path/status/topic/guidance; full summaries require `source_status` or an unfiltered resume.',
-    ...shownMatched.map((x) => full(x)),
-    ...shownStubs.map(stub),
-  ].filter((l): l is string => l !== null)
-}
-
-function full(x: Entry): string {
-  return [
-    `- ${x.source.path}`,
-    `  - status: ${x.status}`,
-    `  - summary: ${x.source.summary || 'No summary recorded.'}`,
-    x.source.snippet ? `  - snippet: ${x.source.snippet}` : null,
-    `  - meaning: ${x.status === 'unchanged' ? 'Matches recorded source hash. Summary is current for this file content.' : 'Does not match recorded source hash.'}`,
-    `  - guidance: ${guidance(x.status)}`,
-  ]
-    .filter((l) => l !== null)
-    .join('\n')
-}
-
-function stub(x: Entry): string {
-  return x.status === 'unchanged'
-    ? `- ${x.source.path}\n  - status: ${x.status}; topic: ${topic(x.source.summary)}; guidance: ${guidance(x.status)}`
-    : `- ${x.source.path}\n  - status: ${x.status}; topic: ${topic(x.source.summary, 60)} (recorded); guidance: call \`source_status\` before relying`
 }
 
 function eventLines(events: readonly PackEvent[], type: string): string[] {
@@ -489,23 +332,4 @@ function timeline(events: readonly PackEvent[]): string[] {
     ...recent.map((e) => `  - ${e.ts} [${e.type}] ${oneLine(label(e) || 'No label', 140)}`),
     '- Full chronology: `agentpack replay`.',
   ].filter((l): l is string => l !== null)
-}
-
-function topic(summary: string, max = 80): string {
-  const s = (summary ?? '').replace(/\s+/g, ' ').trim()
-  if (!s) return 'No summary recorded.'
-  return oneLine(/^(.+?[.!?])(?:\s|$)/u.exec(s)?.[1] ?? s, max)
-}
-
-function oneLine(v: string, max: number): string {
-  const s = v.replace(/\s+/g, ' ').trim()
-  return s.length <= max ? s : `${s.slice(0, Math.max(0, max - 1)).trimEnd()}...`
-}
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : ''
-}
-
-function strs(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import { alive } from '../../lib/alive.ts'
 import { Store, fsyncDir } from './store.ts'
 import { adminMint } from './admin.ts'
 
@@ -105,15 +106,6 @@ export interface LockInfo {
   listen?: string
   /** HOST:PORT of the holders' port of a server run with --exit-with-holders. */
   holders?: string
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /** Take the data directory's lock, or report who holds it. Stale locks (dead pid) are broken. */

@@ -34,6 +34,9 @@ t.test('--help and help <cmd> print help and exit 0', async (t) => {
     ['ag-mcp', ['tools', '--help'], /usage: ag-mcp tools\b/],
     ['ag-mcp', ['agit', '--help'], /usage: ag-mcp agit <command>/],
     ['ag-mcp', ['continuity', '--help'], /Usage: ag-mcp continuity/],
+    ['ag-mcp', ['agit', 'help'], /usage: ag-mcp agit <command>/],
+    ['ag-mcp', ['continuity', 'help'], /Usage: ag-mcp continuity/],
+    ['ag-mcp', ['help', 'agit'], /usage: ag-mcp agit <command>/],
     ['ag-server', ['--help'], /usage: ag-server <command>[\s\S]*serve/],
     ['ag-server', ['help', 'serve'], /usage: ag-server serve[\s\S]*--listen/],
     ['ag-server', ['token', 'mint', '--help'], /usage: ag-server token mint[\s\S]*--scopes/],
@@ -55,10 +58,42 @@ t.test('a slip gets the nearest name, and exit 2', async (t) => {
     ['ag-mcp', ['local', 'status', '--repo-dri', 'x'], /unknown flag --repo-dri \(did you mean --repo-dir\?\)/],
     ['ag-server', ['srve'], /unknown command "srve" \(did you mean serve\?\)/],
     ['ag-server', ['serve', '--prot', '7420'], /unknown flag --prot \(--port\?\): ag-server takes --listen HOST:PORT/],
+    // A plugin's commands, declared in its definePlugin: lib/cli names the nearest, not the plugin.
+    [
+      'ag-mcp',
+      ['agit', 'stauts'],
+      /^ag-mcp: unknown command "agit stauts" \(did you mean agit status\?\); ag-mcp help agit lists/,
+    ],
+    ['ag-mcp', ['agit', '--json', 'serch', 'x'], /unknown command "agit serch" \(did you mean agit search\?\)/],
+    ['ag-mcp', ['agit', 'status', '--jsno'], /unknown flag --jsno \(did you mean --json\?\)/],
+    [
+      'ag-mcp',
+      ['continuity', 'resum'],
+      /^ag-mcp: unknown command "continuity resum" \(did you mean continuity resume\?\)/,
+    ],
+    [
+      'ag-mcp',
+      ['continuity', '--root', '.', 'task', 'strat', 'x'],
+      /unknown command "continuity task strat" \(did you mean continuity task start\?\)/,
+    ],
+    ['ag-mcp', ['continuity', 'task'], /continuity task needs one of: start, status, list/],
+    ['ag-mcp', ['continuity'], /name a command/],
   ]
   for (const [binary, args, message] of cases) {
     const r = run(binary, ...args)
     t.equal(r.code, 2, `${binary} ${args.join(' ')} exits 2`)
     t.match(r.stderr, message, `${binary} ${args.join(' ')} names the nearest`)
+  }
+})
+
+t.test('--version prints the program name and its version, alike for both binaries', async (t) => {
+  for (const binary of ['ag-mcp', 'ag-server'] as const) {
+    const r = run(binary, '--version')
+    t.equal(r.code, 0, `${binary} --version exits 0`)
+    t.match(
+      r.stdout,
+      new RegExp(`^${binary} \\d+\\.\\d+\\.\\d+\\S*\\n$`),
+      `${binary} --version says ${binary} <version>`,
+    )
   }
 })
