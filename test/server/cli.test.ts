@@ -168,7 +168,7 @@ t.test('serve: plain HTTP beyond loopback warns and names the TLS recipe; loopba
 t.test('operator mistakes name the value and the fix; exit 2, nothing minted', async (t) => {
   const data = join(t.testdir({}), 'data')
   t.equal(run('init', data).code, 0)
-  t.match(run('--version').stdout, /^\d+\.\d+\.\d+/, '--version prints the package version')
+  t.match(run('--version').stdout, /^ag-server \d+\.\d+\.\d+$/m, '--version prints ag-server <version>')
   const port = run('serve', '--data', data, '--port', '7420')
   t.equal(port.code, 2)
   t.match(port.stderr, /unknown flag --port: ag-server takes --listen HOST:PORT/)
