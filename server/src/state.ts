@@ -73,7 +73,10 @@ export interface StateReader {
 
 /** One transaction: reads, then writes queued to commit together when fn returns. */
 export interface Tx extends StateReader {
-  /** the next value of a named counter, as `${prefix}${n}`: unique across instances */
+  /**
+   * The next value of a named counter, as `${prefix}${n}`: unique across transactions and
+   * instances, taken at once (not queued); a transaction that fails burns its numbers.
+   */
   nextId(name: string, prefix: string): Promise<string>
   /** queue ops; applied atomically, in order, when the transaction's fn returns */
   write(...ops: Op[]): void
