@@ -63,3 +63,25 @@ t.test('2 simultaneous integrations: exactly one', async (t) => {
   const twice = await Promise.all([1, 2].map(() => api('mona', 'POST', `/proposals/${pid}/integrate`, {})))
   t.same(twice.map((r) => r.status).sort(), [200, 409])
 })
+
+t.test('20 simultaneous overlapping leases, each outside a run: exactly one granted', async (t) => {
+  const ctx = fx.server.ctx
+  const tokens: string[] = []
+  for (let i = 0; i < 20; i++) {
+    const principal = `agent:l${i}`
+    tokens.push(
+      (await adminMint(ctx.state, { principal, scopes: ['read', 'coordinate'], repos: ['demo'], ttl_s: 600 })).token,
+    )
+    await adminSetRole(ctx.state, 'demo', principal, 'contributor')
+  }
+  const results = await Promise.all(
+    tokens.map((tok, i) => api(tok, 'POST', '/repos/demo/leases', { paths: [i % 2 ? 'race/**' : 'race/x.ts'] })),
+  )
+  const codes = results.map((r) => r.status)
+  t.equal(codes.filter((c) => c === 201).length, 1, 'one lease granted')
+  t.equal(codes.filter((c) => c === 409).length, 19, 'every other one overlaps it')
+  const live = journalStore(ctx)
+    .byIndex('unreleasedLeasesByRepo', 'demo')
+    .filter((l) => l.paths.some((p) => p.startsWith('race/')))
+  t.equal(live.length, 1, 'one lease recorded')
+})
