@@ -92,8 +92,12 @@ export function createTask(
   })
 }
 
-/** The lock every decision about a repository's tasks, runs and leases is made under. */
-const repoLock = (repo: string): string => `repo:${repo}`
+/**
+ * The lock every decision about a repository's tasks, runs and leases is made under: its own,
+ * not `repo:`, which propose, revise and integrate hold through their git work; claims and
+ * leases never read what those decide, so they need not wait for it.
+ */
+const coordLock = (repo: string): string => `coord:${repo}`
 
 export async function claimTask(
   ctx: Ctx,
@@ -102,7 +106,7 @@ export async function claimTask(
   ttlS: number | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
   const { repo } = await getTask(ctx, caller, id)
-  return ctx.state.tx([repoLock(repo)], async (x) => {
+  return ctx.state.tx([coordLock(repo)], async (x) => {
     const t0 = await getTask(ctx, caller, id, x)
     await authorize(x, caller, 'coordinate', t0.repo, 'contributor')
     const t = await effectiveTask(x, t0, x.now)
@@ -152,7 +156,7 @@ async function liveRun(x: Tx, caller: Caller, id: string): Promise<RunRec> {
 /** fn in a transaction under the lock of run id's repository (found first: a run never changes repository). */
 async function onRun<T>(ctx: Ctx, caller: Caller, id: string, fn: (x: Tx) => Promise<T>): Promise<T> {
   const { repo } = await ownRun(ctx.state, caller, id)
-  return ctx.state.tx([repoLock(repo)], fn)
+  return ctx.state.tx([coordLock(repo)], fn)
 }
 
 export function heartbeat(
@@ -294,7 +298,7 @@ export async function acquireLease(
   const holderRun = caller.run?.run_id
   // Under the repository's lock: no other lease of it can be taken between the overlap
   // check and this lease's write.
-  return ctx.state.tx([repoLock(repo)], async (x) => {
+  return ctx.state.tx([coordLock(repo)], async (x) => {
     for (const l of await liveLeases(x, repo, x.now)) {
       const same =
         holderRun !== undefined ? l.run_id === holderRun : l.run_id === undefined && l.principal === caller.principal
@@ -329,7 +333,7 @@ export async function acquireLease(
 
 export async function releaseLease(ctx: Ctx, caller: Caller, id: string): Promise<void> {
   const { repo } = inScope(caller, await ctx.state.get('leases', id), 'lease', id)
-  await ctx.state.tx([repoLock(repo)], async (x) => {
+  await ctx.state.tx([coordLock(repo)], async (x) => {
     const l = inScope(caller, await x.get('leases', id), 'lease', id)
     await authorize(x, caller, 'coordinate', l.repo, 'contributor')
     if (l.principal !== caller.principal && !roleAtLeast(await roleOf(x, l.repo, caller.principal), 'maintainer'))

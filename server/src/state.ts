@@ -104,8 +104,9 @@ export interface State extends StateReader {
   readonly backend: 'journal' | 'postgres'
   /**
    * Run fn holding every named lock (deduplicated, taken in sorted order), then commit its
-   * queued writes atomically. Lock names say what a decision is about: `repo:<name>` for a
-   * repository's tasks, leases, proposals and refs, `token:<id>`, `idem:<key>`. Throws what
+   * queued writes atomically. Lock names say what a decision is about: `coord:<name>` for a
+   * repository's tasks, runs and leases, `repo:<name>` for its proposals and refs,
+   * `ws:<id>`, `token:<id>`, `key:<id>`, `idem:<key>`. Throws what
    * fn throws (nothing written), or 507 `storage_full` / the backend's error when the
    * commit fails (nothing written either).
    */
