@@ -12,6 +12,31 @@ import { TMP_PREFIX } from './objects.ts'
 // worst a kill leaves is the lock file itself, which start-up removes (settleRepository).
 
 const fsyncAsync = promisify(fs.fsync)
+/**
+ * How long an update waits for a ref lock another process holds. The server's own writers
+ * of a ref exclude each other before they get here (state transactions), so a held lock is
+ * git's: `pack-refs --prune` (maintenance) locks each loose ref it folds, for a moment.
+ * git itself waits up to 100 ms for a ref lock (core.filesRefLockTimeout) and 1 s for
+ * packed-refs; a repack of many refs can hold them back to back, so wait as long as the latter.
+ */
+export const REF_LOCK_WAIT_MS = 1000
+
+/**
+ * Create `lock` exclusively, retrying while another process holds it, up to waitMs (with
+ * backoff from 1 ms to 50 ms). The fd, or the error of the last attempt.
+ */
+async function takeLock(lock: string, waitMs: number): Promise<number> {
+  let waited = 0
+  for (let pause = 1; ; pause = Math.min(50, pause * 2)) {
+    try {
+      return fs.openSync(lock, 'wx', 0o644)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || waited >= waitMs) throw e
+    }
+    await new Promise((r) => setTimeout(r, pause))
+    waited += pause
+  }
+}
 const OID_RE = /^[0-9a-f]{40}$/
 // Refs the server itself writes: refs/heads/<branch>, refs/proposals/<id>, ...
 const REF_RE = /^refs\/[A-Za-z0-9_][A-Za-z0-9._/-]*$/
@@ -147,16 +172,23 @@ export function listRefs(gitDir: string, prefix: string): { ref: string; oid: st
 
 /**
  * Move `ref` to `next` if it holds `expected` (null: if it does not exist). False, with
- * nothing changed, when it holds something else or another writer holds its lock.
+ * nothing changed, when it holds something else or another writer holds its lock for
+ * longer than lockWaitMs (see REF_LOCK_WAIT_MS).
  */
-export async function casRefFile(gitDir: string, ref: string, next: string, expected: string | null): Promise<boolean> {
+export async function casRefFile(
+  gitDir: string,
+  ref: string,
+  next: string,
+  expected: string | null,
+  lockWaitMs = REF_LOCK_WAIT_MS,
+): Promise<boolean> {
   if (!isPlainRef(ref) || !OID_RE.test(next)) throw new Error(`refusing to update ref ${ref} to ${next}`)
   const file = path.join(gitDir, ref)
   const lock = `${file}.lock`
   let fd: number
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true })
-    fd = fs.openSync(lock, 'wx', 0o644)
+    fd = await takeLock(lock, lockWaitMs)
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
     // held by another writer, or a file/directory clash with an existing ref
@@ -198,13 +230,14 @@ export async function deleteRefFile(
   gitDir: string,
   ref: string,
   expected: string,
+  lockWaitMs = REF_LOCK_WAIT_MS,
 ): Promise<'deleted' | 'packed' | false> {
   if (!isPlainRef(ref)) throw new Error(`refusing to delete ref ${ref}`)
   const file = path.join(gitDir, ref)
   const lock = `${file}.lock`
   let fd: number
   try {
-    fd = fs.openSync(lock, 'wx', 0o644)
+    fd = await takeLock(lock, lockWaitMs)
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
     if (code === 'EEXIST') return false
