@@ -1,0 +1,58 @@
+// A fresh PostgreSQL database for a test file: created on the server AG_TEST_POSTGRES names
+// (.ci/run starts one), or else on a private cluster this process starts from the binaries
+// on the machine (test/setup/postgres.mjs); dropped when the file's tests end. Without
+// either, the tests skip and say how to get one, except under CI, where they fail.
+import crypto from 'node:crypto'
+import pg from 'pg'
+import type { Test } from 'tap'
+import { findPostgresBinaries, startPostgres, type TestPostgres } from '../setup/postgres.mjs'
+
+export const POSTGRES_HOWTO =
+  'no PostgreSQL for the tests: install its binaries (Debian: apt-get install postgresql) so the tests start a private one, or set AG_TEST_POSTGRES=postgres://USER@HOST:PORT/DB (a role that may CREATE DATABASE); `node test/setup/postgres.mjs` starts one and prints that line'
+
+let cluster: Promise<TestPostgres> | undefined
+
+/** The server to create databases on: AG_TEST_POSTGRES, or this process's private cluster. */
+async function serverUrl(): Promise<string | undefined> {
+  const given = process.env['AG_TEST_POSTGRES']
+  if (given) return given
+  if (!findPostgresBinaries()) return undefined
+  // One cluster per test process; its watchdog stops and removes it once the process is gone.
+  cluster ??= startPostgres()
+  return (await cluster).url
+}
+
+/** `url` with its database replaced by `db`. */
+export function withDatabase(url: string, db: string): string {
+  const u = new URL(url)
+  u.pathname = `/${db}`
+  return u.href
+}
+
+/**
+ * Run fn with the URL of a database made for it (empty, dropped after t's tests). Without a
+ * PostgreSQL: under CI throws, else adds a skipped test naming how to get one.
+ */
+export async function withPostgres(t: Test, fn: (url: string) => Promise<void>): Promise<void> {
+  const base = await serverUrl()
+  if (!base) {
+    if (process.env['CI']) throw new Error(POSTGRES_HOWTO)
+    t.test('PostgreSQL', { skip: POSTGRES_HOWTO }, async () => undefined)
+    return
+  }
+  const db = `ag_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`
+  await admin(base, `CREATE DATABASE ${db}`)
+  t.teardown(() => admin(base, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`))
+  await fn(withDatabase(base, db))
+}
+
+/** Run one statement on the server's own database. */
+export async function admin(url: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  try {
+    await c.query(sql)
+  } finally {
+    await c.end()
+  }
+}
