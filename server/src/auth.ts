@@ -1,7 +1,8 @@
 import crypto from 'node:crypto'
 import { AgwpError, forbidden, invalid, notFound } from './errors.ts'
 import { checkRepoName } from './paths.ts'
-import type { Store, Op } from './store.ts'
+import type { Op } from './state.ts'
+import type { Store } from './store.ts'
 import { ROLES, type Role, type Scope, type TokenRec, type RunRec, DEFAULT_POLICY, type Policy } from './types.ts'
 import { nowIso } from './util.ts'
 

@@ -2,7 +2,7 @@ import { minimatch } from 'minimatch'
 import type { Ctx } from './context.ts'
 import { authorize, inScope, roleAtLeast, roleOf, type Caller } from './auth.ts'
 import { conflict, forbidden, invalid } from './errors.ts'
-import type { Op } from './store.ts'
+import type { Op } from './state.ts'
 import type { LeaseRec, RunRec, TaskRec } from './types.ts'
 import { nowIso } from './util.ts'
 

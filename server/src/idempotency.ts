@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import { type AgwpError, conflict, errorBody, invalid } from './errors.ts'
-import type { Op, Store } from './store.ts'
+import type { Op } from './state.ts'
+import type { Store } from './store.ts'
 import type { IdempotencyRec } from './types.ts'
 
 // Idempotency-Key: a state-changing request that carries one may be sent again (after a lost

@@ -7,7 +7,7 @@ import { casWithIntent } from './intents.ts'
 import { formatCommit, writeObject } from './objects.ts'
 import { emailOf, getProposal, identityOf } from './proposals.ts'
 import { evaluate } from './reviews.ts'
-import type { Op } from './store.ts'
+import type { Op } from './state.ts'
 import type { ProposalRec } from './types.ts'
 import { nowIso } from './util.ts'
 

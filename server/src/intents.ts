@@ -1,5 +1,5 @@
 import type { Ctx } from './context.ts'
-import type { Op } from './store.ts'
+import type { Op } from './state.ts'
 import type { Repo } from './repos.ts'
 import type { IntentRec } from './types.ts'
 import { nowIso } from './util.ts'

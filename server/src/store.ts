@@ -4,6 +4,8 @@ import path from 'node:path'
 import { Cold, ColdFile, type SpillIo } from './cold.ts'
 import { AgwpError } from './errors.ts'
 import { Lru } from './lru.ts'
+import { applyOp } from './ops.ts'
+import type { IndexCollections, IndexName, Indexed, Op, Scope } from './state.ts'
 import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 
 // Durable state: a snapshot (state.json, replaced atomically: temp + fsync + rename +
@@ -49,28 +51,6 @@ import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 // Compaction streams the snapshot out in chunks, so it never holds the whole state as one
 // string either.
 
-export type PutOp = { [C in CollectionName]: { c: C; k: string; v: Collections[C] | null } }[CollectionName]
-/** Set the field at path `at` inside record k to v; without v (undefined), remove it. No-op if k is absent. */
-export interface SetOp {
-  c: CollectionName
-  k: string
-  at: string[]
-  v?: unknown
-}
-/**
- * Append `add` to the array at path `at` inside record k unless an equal element (same
- * JSON) is already there. Records what changes (one element), never a copy of the whole
- * list, so replaying it late (an intent settled at start-up) cannot drop elements other
- * requests added in the meantime. No-op if k is absent.
- */
-export interface AddOp {
-  c: CollectionName
-  k: string
-  at: string[]
-  add: unknown
-}
-export type Op = PutOp | SetOp | AddOp
-
 /** The journal's system calls, replaceable so tests can inject failed and short writes. */
 export interface JournalIo {
   /** write up to len bytes of buf from off; returns the count written (may be short) */
@@ -86,13 +66,6 @@ export const fsJournalIo: JournalIo = {
   fsync: (fd) => fs.fsyncSync(fd),
   fsyncAsync: (fd, done) => fs.fsync(fd, (err) => done(err)),
   truncate: (fd, len) => fs.ftruncateSync(fd, len),
-}
-
-/** What one request depends on: the journal offset that must be durable before it answers. */
-export interface Scope {
-  needs: number
-  /** the store's compaction/failure generation when `needs` was recorded */
-  epoch: number
 }
 
 /** The scope of the request being handled (set by the HTTP layer with requestScope.run). */
@@ -138,8 +111,7 @@ const INDEXES = {
   tasksByRepo: { c: 'tasks', key: (t) => t.repo },
   /** the minute a key expires in (ISO 8601 up to the minute), so a sweep reads only expired ones */
   idempotencyByExpiry: { c: 'idempotency', key: (r) => r.expires_at.slice(0, 16) },
-} satisfies Record<string, IndexDef>
-export type IndexName = keyof typeof INDEXES
+} satisfies { [N in IndexName]: { c: IndexCollections[N]; key: (v: Indexed<N>) => string | undefined } }
 type Indexes = Record<IndexName, Map<string, Set<string>>>
 /** The indexes over each collection (most have none). */
 const INDEXES_OF = new Map<CollectionName, [IndexName, IndexDef][]>()
@@ -511,10 +483,10 @@ export class Store {
   }
 
   /** The records of an index's collection whose key is `key` (see INDEXES), in no set order; like all(), uses none. */
-  byIndex<N extends IndexName>(name: N, key: string): Collections[(typeof INDEXES)[N]['c']][] {
+  byIndex<N extends IndexName>(name: N, key: string): Indexed<N>[] {
     const def = INDEXES[name]
-    const t = this.tables[def.c] as Map<string, Cell<(typeof INDEXES)[N]['c']>>
-    const out: Collections[(typeof INDEXES)[N]['c']][] = []
+    const t = this.tables[def.c] as Map<string, Cell<IndexCollections[N]>>
+    const out: Indexed<N>[] = []
     for (const id of this.idsByIndex(name, key)) {
       const v = t.get(id)
       if (v !== undefined) out.push(recordOf(v))
@@ -577,18 +549,9 @@ export class Store {
   private applyRaw(op: Op): void {
     const t = this.tables[op.c] as Map<string, unknown>
     if ('at' in op) {
-      const rec = this.use(op.c, op.k)
-      if (rec === undefined || !Array.isArray(op.at) || op.at.length === 0) return
-      // Copy-on-write: records handed out earlier are never mutated under their holders.
-      if ('add' in op) {
-        const cur = getIn(rec, op.at)
-        const list = Array.isArray(cur) ? cur : []
-        const key = JSON.stringify(op.add)
-        if (list.some((x) => JSON.stringify(x) === key)) return
-        t.set(op.k, setIn(rec, op.at, 0, [...list, op.add]))
-        return
-      }
-      t.set(op.k, setIn(rec, op.at, 0, op.v))
+      const before = this.use(op.c, op.k)
+      const after = applyOp(before, op)
+      if (after !== before) t.set(op.k, after)
       return
     }
     if (op.v === null) {
@@ -768,35 +731,6 @@ export function storageError(e: unknown, message?: string): unknown {
 }
 
 const errText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
-function getIn(obj: unknown, at: string[]): unknown {
-  let cur = obj
-  for (const k of at) {
-    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, k)) return undefined
-    cur = (cur as Record<string, unknown>)[k]
-  }
-  return cur
-}
-
-function setIn(obj: unknown, at: string[], i: number, v: unknown): unknown {
-  const copy: Record<string, unknown> =
-    obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? { ...(obj as Record<string, unknown>) } : {}
-  const key = at[i] as string
-  if (i === at.length - 1) {
-    if (v === undefined) delete copy[key]
-    // defineProperty: a key such as "__proto__" (a file of that name) stays a plain field
-    else Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true })
-    return copy
-  }
-  const child = Object.hasOwn(copy, key) ? copy[key] : undefined
-  Object.defineProperty(copy, key, {
-    value: setIn(child, at, i + 1, v),
-    enumerable: true,
-    writable: true,
-    configurable: true,
-  })
-  return copy
-}
 
 /** fsyncDir off the event loop (object and ref writes, which already await). */
 export async function fsyncDirAsync(dir: string): Promise<void> {

@@ -8,7 +8,7 @@ import { fixture, tmpdir } from './helpers.ts'
 import { startServer } from '../../server/src/http.ts'
 import { IdempotencyKeys, fingerprint } from '../../server/src/idempotency.ts'
 import { Store } from '../../server/src/store.ts'
-import type { Op } from '../../server/src/store.ts'
+import type { Op } from '../../server/src/state.ts'
 import type { Json } from '../helpers/json.ts'
 
 const fx = await fixture({ server: { rate: 0 } })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { fixture } from './helpers.ts'
 import { startServer } from '../../server/src/http.ts'
-import type { Op } from '../../server/src/store.ts'
+import type { Op } from '../../server/src/state.ts'
 
 // An intent records what changes, never a copy of state that later requests may change:
 // proposal A journals its intent, proposal B on the same workspace completes, A's ref
