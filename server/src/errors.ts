@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'too_large'
   | 'timeout'
   | 'storage_full'
+  | 'unavailable'
   | 'internal'
 
 export const STATUS: Record<ErrorCode, number> = {
@@ -26,6 +27,7 @@ export const STATUS: Record<ErrorCode, number> = {
   too_large: 413,
   timeout: 504,
   storage_full: 507,
+  unavailable: 503,
   internal: 500,
 }
 

@@ -13,9 +13,23 @@ export interface OpenStateOptions {
   log?: (msg: string) => void
   /** the journal store's tuning and fault injection (tests) */
   journal?: Omit<StoreOptions, 'log'>
+  /** a postgres:// URL: the state lives in that database instead of the journal */
+  store?: string
+  /** with a postgres store: apply pending migrations first (default), or refuse an old schema */
+  migrate?: boolean
 }
 
+/** Whether a --store value names a PostgreSQL database. */
+export const isPostgresUrl = (s: string): boolean => /^postgres(ql)?:\/\//.test(s)
+
 export async function openState(opts: OpenStateOptions): Promise<State> {
+  if (opts.store !== undefined) {
+    if (!isPostgresUrl(opts.store))
+      throw new Error(`--store must be a postgres:// URL, got ${opts.store.split(':')[0]}:…`)
+    // Loaded only here: the journal path (and ag-mcp) never evaluates the pg client.
+    const { PgState } = await import('./pg/pg-state.ts')
+    return (await PgState.open(opts.store, opts.migrate === false ? { migrate: false } : {})).state
+  }
   const store = Store.open(path.join(opts.dataDir, 'state'), {
     ...(opts.journal ?? {}),
     ...(opts.log ? { log: opts.log } : {}),

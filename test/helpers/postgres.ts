@@ -29,21 +29,34 @@ export function withDatabase(url: string, db: string): string {
   return u.href
 }
 
+/** Databases for one test file: `url` made first, fresh() makes another; all dropped after the file's tests. */
+export interface TestDatabases {
+  url: string
+  fresh(): Promise<string>
+}
+
 /**
- * Run fn with the URL of a database made for it (empty, dropped after t's tests). Without a
- * PostgreSQL: under CI throws, else adds a skipped test naming how to get one.
+ * Run fn with a database made for it (empty). Without a PostgreSQL: under CI throws, else
+ * adds a skipped test naming how to get one.
  */
-export async function withPostgres(t: Test, fn: (url: string) => Promise<void>): Promise<void> {
+export async function withPostgres(t: Test, fn: (db: TestDatabases) => Promise<void>): Promise<void> {
   const base = await serverUrl()
   if (!base) {
     if (process.env['CI']) throw new Error(POSTGRES_HOWTO)
     t.test('PostgreSQL', { skip: POSTGRES_HOWTO }, async () => undefined)
     return
   }
-  const db = `ag_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`
-  await admin(base, `CREATE DATABASE ${db}`)
-  t.teardown(() => admin(base, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`))
-  await fn(withDatabase(base, db))
+  const made: string[] = []
+  t.teardown(async () => {
+    for (const db of made) await admin(base, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)
+  })
+  const fresh = async (): Promise<string> => {
+    const db = `ag_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`
+    await admin(base, `CREATE DATABASE ${db}`)
+    made.push(db)
+    return withDatabase(base, db)
+  }
+  await fn({ url: await fresh(), fresh })
 }
 
 /** Run one statement on the server's own database. */

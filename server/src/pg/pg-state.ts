@@ -1,0 +1,248 @@
+import pg from 'pg'
+import { applyOp } from '../ops.ts'
+import type { IndexName, Indexed, Op, Scope, State, StateReader, Tx } from '../state.ts'
+import type { CollectionName, Collections } from '../types.ts'
+import { unreachableAs503 } from './errors.ts'
+import { migrate, requireSchema, type Migrated } from './migrate.ts'
+import { INDEX_SQL, TABLES } from './schema.ts'
+import { databaseHost } from './url.ts'
+
+// The PostgreSQL backend of State (state.ts): several ag-server processes on one database.
+// A transaction is one READ COMMITTED transaction on one pooled connection: it takes its
+// locks as pg_advisory_xact_lock, sorted, reads, and at the end applies its queued writes
+// (a set or add reads its row FOR UPDATE and applies ops.ts to it) and commits. Everything
+// the locks protect is re-read after they are held, so the database decides every race,
+// between processes too. A COMMIT is durable when it returns: settle and flush wait for nothing.
+
+type Query = (sql: string, params?: unknown[]) => Promise<pg.QueryResult>
+
+const table = (c: CollectionName): string => {
+  const t = TABLES[c]
+  if (!t) throw new Error(`unknown collection ${String(c)}`)
+  return t
+}
+
+/** The reads of StateReader over one way to run a query (the pool, or a transaction's connection). */
+class Reader implements StateReader {
+  constructor(protected readonly q: Query) {}
+
+  async get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined> {
+    if (c === 'counters') {
+      const { rows } = await this.q('SELECT n FROM counters WHERE k = $1', [k])
+      return rows[0] === undefined ? undefined : (Number(rows[0].n) as Collections[C])
+    }
+    const { rows } = await this.q(`SELECT doc FROM ${table(c)} WHERE k = $1`, [k])
+    return rows[0]?.doc
+  }
+  async all<C extends CollectionName>(c: C): Promise<Collections[C][]> {
+    return (await this.entries(c)).map(([, v]) => v)
+  }
+  async entries<C extends CollectionName>(c: C): Promise<[string, Collections[C]][]> {
+    if (c === 'counters') {
+      const { rows } = await this.q('SELECT k, n FROM counters')
+      return rows.map((r) => [r.k, Number(r.n) as Collections[C]])
+    }
+    const { rows } = await this.q(`SELECT k, doc FROM ${table(c)}`)
+    return rows.map((r) => [r.k, r.doc])
+  }
+  async byIndex<N extends IndexName>(name: N, key: string): Promise<Indexed<N>[]> {
+    const ix = INDEX_SQL[name]
+    const { rows } = await this.q(`SELECT doc FROM ${ix.table} WHERE ${ix.key} = $1 AND ${ix.where}`, [key])
+    return rows.map((r) => r.doc)
+  }
+  async indexKeys(name: IndexName): Promise<string[]> {
+    const ix = INDEX_SQL[name]
+    const { rows } = await this.q(
+      `SELECT DISTINCT ${ix.key} AS key FROM ${ix.table} WHERE ${ix.key} IS NOT NULL AND ${ix.where}`,
+    )
+    return rows.map((r) => r.key)
+  }
+  async tokenByHash(h: string): Promise<Collections['tokens'] | undefined> {
+    const { rows } = await this.q('SELECT doc FROM tokens WHERE hash = $1', [h])
+    return rows[0]?.doc
+  }
+}
+
+/** One transaction's view: its connection's reads, its queue, the database's clock. */
+class PgTx extends Reader implements Tx {
+  readonly ops: Op[] = []
+  open = true
+  constructor(
+    q: Query,
+    readonly now: Date,
+    private readonly state: PgState,
+  ) {
+    super(q)
+  }
+  nextId(name: string, prefix: string): Promise<string> {
+    return this.state.nextId(name, prefix)
+  }
+  write(...ops: Op[]): void {
+    if (!this.open) throw new Error('write after the transaction ended')
+    this.ops.push(...ops)
+  }
+}
+
+export interface PgStateOptions {
+  /** apply pending migrations (default); false: refuse a schema that is not this binary's */
+  migrate?: boolean
+  /** connections in the pool (default 10) */
+  max?: number
+}
+
+export class PgState extends Reader implements State {
+  readonly backend = 'postgres'
+  /** the database's host:port, for messages (never the password) */
+  readonly host: string
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    /**
+     * nextId's own connections: a transaction holding a pooled connection takes an id on
+     * another one, so with every pooled connection held by a transaction waiting for an id,
+     * one shared pool would wait on itself.
+     */
+    private readonly idPool: pg.Pool,
+    host: string,
+  ) {
+    super(guarded(pool, host))
+    this.host = host
+  }
+
+  /** Connect, then migrate (or check the schema); the pool is closed if either fails. */
+  static async open(url: string, opts: PgStateOptions = {}): Promise<{ state: PgState; migrated?: Migrated }> {
+    const host = databaseHost(url)
+    const pool = newPool(url, opts.max ?? 10)
+    const idPool = newPool(url, 2)
+    try {
+      const migrated = opts.migrate === false ? undefined : await migrate(pool)
+      if (!migrated) await requireSchema(pool, url)
+      return { state: new PgState(pool, idPool, host), ...(migrated ? { migrated } : {}) }
+    } catch (e) {
+      await Promise.all([pool.end(), idPool.end()]).catch(() => undefined)
+      throw unreachableAs503(e, host)
+    }
+  }
+
+  async tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (e) {
+      throw unreachableAs503(e, this.host)
+    }
+    let broken: unknown
+    const q: Query = (sql, params) =>
+      client.query(sql, params).catch((e: unknown) => {
+        broken ??= e
+        return Promise.reject(unreachableAs503(e, this.host))
+      })
+    try {
+      await q('BEGIN')
+      // Sorted and deduplicated: two transactions naming the same keys take them in one order.
+      for (const lock of [...new Set(locks)].sort())
+        await q('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lock])
+      const { rows } = await q('SELECT now() AS now')
+      const t = new PgTx(q, rows[0].now as Date, this)
+      let result: T
+      try {
+        result = await fn(t)
+      } finally {
+        t.open = false
+      }
+      for (const op of t.ops) await applyOne(q, op)
+      await q('COMMIT')
+      return result
+    } catch (e) {
+      if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined)
+      throw e
+    } finally {
+      // A connection that failed is not handed to the next transaction.
+      client.release(broken instanceof Error ? broken : undefined)
+    }
+  }
+
+  /** An autocommit statement of its own: the number is taken at once, whatever the caller's transaction does. */
+  async nextId(name: string, prefix: string): Promise<string> {
+    const { rows } = await guarded(this.idPool, this.host)(
+      'INSERT INTO counters (k, n) VALUES ($1, 1) ON CONFLICT (k) DO UPDATE SET n = counters.n + 1 RETURNING n',
+      [name],
+    )
+    return `${prefix}${String(rows[0].n)}`
+  }
+
+  async now(): Promise<Date> {
+    const { rows } = await this.q('SELECT now() AS now')
+    return rows[0].now as Date
+  }
+  newScope(): Scope {
+    return { needs: 0, epoch: 0 }
+  }
+  async settle(_scope: Scope): Promise<void> {}
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {
+    await Promise.all([this.pool.end(), this.idPool.end()])
+  }
+}
+
+function newPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
+  // An idle connection the server dropped is reported here; the next query opens a new one.
+  pool.on('error', () => undefined)
+  return pool
+}
+
+/** Autocommit queries on a pool, an unreachable database answered as 503. */
+const guarded =
+  (pool: pg.Pool, host: string): Query =>
+  (sql, params) =>
+    pool.query(sql, params).catch((e: unknown) => Promise.reject(unreachableAs503(e, host)))
+
+/** Apply one queued op inside the transaction. */
+async function applyOne(q: Query, op: Op): Promise<void> {
+  if (op.c === 'counters') {
+    // counters hold a number, not a document: only a put or delete means anything
+    if ('at' in op) return
+    if (op.v === null) await q('DELETE FROM counters WHERE k = $1', [op.k])
+    else
+      await q('INSERT INTO counters (k, n) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET n = EXCLUDED.n', [op.k, op.v])
+    return
+  }
+  const t = table(op.c)
+  let after: unknown
+  if ('at' in op) {
+    const { rows } = await q(`SELECT doc FROM ${t} WHERE k = $1 FOR UPDATE`, [op.k])
+    const before: unknown = rows[0]?.doc
+    after = applyOp(before, 'add' in op ? { ...op, add: jsonbOrder(op.add) } : op)
+    if (after === before) return
+  } else after = applyOp(undefined, op)
+  if (after === undefined) await q(`DELETE FROM ${t} WHERE k = $1`, [op.k])
+  // JSON text, cast: pg would send a JS array as a PostgreSQL array, not JSON
+  else
+    await q(`INSERT INTO ${t} (k, doc) VALUES ($1, $2::jsonb) ON CONFLICT (k) DO UPDATE SET doc = EXCLUDED.doc`, [
+      op.k,
+      JSON.stringify(after),
+    ])
+}
+
+/**
+ * v with its object keys in the order jsonb keeps them (shorter first, then by UTF-8 bytes),
+ * so an AddOp's "same JSON" check compares an element read back from jsonb with the new
+ * one as the journal does, whatever order the caller wrote the keys in.
+ */
+export function jsonbOrder(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(jsonbOrder)
+  if (v === null || typeof v !== 'object') return v
+  const keys = Object.keys(v).sort(
+    (a, b) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b)),
+  )
+  const out: Record<string, unknown> = {}
+  for (const k of keys)
+    Object.defineProperty(out, k, {
+      value: jsonbOrder((v as Record<string, unknown>)[k]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+  return out
+}
