@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'timeout'
   | 'storage_full'
   | 'unavailable'
+  | 'not_owner'
   | 'internal'
 
 export const STATUS: Record<ErrorCode, number> = {
@@ -28,6 +29,7 @@ export const STATUS: Record<ErrorCode, number> = {
   timeout: 504,
   storage_full: 507,
   unavailable: 503,
+  not_owner: 503,
   internal: 500,
 }
 

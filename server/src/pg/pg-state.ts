@@ -14,7 +14,7 @@ import { databaseHost } from './url.ts'
 // the locks protect is re-read after they are held, so the database decides every race,
 // between processes too. A COMMIT is durable when it returns: settle and flush wait for nothing.
 
-type Query = (sql: string, params?: unknown[]) => Promise<pg.QueryResult>
+export type Query = (sql: string, params?: unknown[]) => Promise<pg.QueryResult>
 
 const table = (c: CollectionName): string => {
   const t = TABLES[c]
@@ -81,6 +81,17 @@ class PgTx extends Reader implements Tx {
     if (!this.open) throw new Error('write after the transaction ended')
     this.ops.push(...ops)
   }
+  /** SQL of its own inside this transaction (owners.ts: the fence, the takeover) */
+  sql(text: string, params?: unknown[]): Promise<pg.QueryResult> {
+    if (!this.open) throw new Error('query after the transaction ended')
+    return this.q(text, params)
+  }
+}
+
+/** t's own SQL: t must be a PostgreSQL transaction (a journal one has no SQL). */
+export function sqlOf(t: Tx): (text: string, params?: unknown[]) => Promise<pg.QueryResult> {
+  if (!(t instanceof PgTx)) throw new Error('not a PostgreSQL transaction')
+  return (text, params) => t.sql(text, params)
 }
 
 export interface PgStateOptions {
@@ -88,6 +99,11 @@ export interface PgStateOptions {
   migrate?: boolean
   /** connections in the pool (default 10) */
   max?: number
+  /**
+   * The database ends a session left idle inside a transaction this long (ms, default 15 s):
+   * a stopped process cannot hold a repository's lock, and so keep its new owner out, forever.
+   */
+  idleInTransactionMs?: number
 }
 
 export class PgState extends Reader implements State {
@@ -112,8 +128,9 @@ export class PgState extends Reader implements State {
   /** Connect, then migrate (or check the schema); the pool is closed if either fails. */
   static async open(url: string, opts: PgStateOptions = {}): Promise<{ state: PgState; migrated?: Migrated }> {
     const host = databaseHost(url)
-    const pool = newPool(url, opts.max ?? 10)
-    const idPool = newPool(url, 2)
+    const idle = opts.idleInTransactionMs ?? 15_000
+    const pool = newPool(url, opts.max ?? 10, idle)
+    const idPool = newPool(url, 2, idle)
     try {
       const migrated = opts.migrate === false ? undefined : await migrate(pool)
       if (!migrated) await requireSchema(pool, url)
@@ -132,6 +149,12 @@ export class PgState extends Reader implements State {
       throw unreachableAs503(e, this.host)
     }
     let broken: unknown
+    // The database may end the session between queries (idle_in_transaction_session_timeout,
+    // a restart): the client then emits 'error', which, unheard, would end the process.
+    const onError = (e: unknown): void => {
+      broken ??= e
+    }
+    client.on('error', onError)
     const q: Query = (sql, params) =>
       client.query(sql, params).catch((e: unknown) => {
         broken ??= e
@@ -157,6 +180,7 @@ export class PgState extends Reader implements State {
       if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined)
       throw e
     } finally {
+      client.off('error', onError)
       // A connection that failed is not handed to the next transaction.
       client.release(broken instanceof Error ? broken : undefined)
     }
@@ -175,6 +199,10 @@ export class PgState extends Reader implements State {
     const { rows } = await this.q('SELECT now() AS now')
     return rows[0].now as Date
   }
+  /** One autocommit statement on the pool (owners.ts: heartbeats, lookups). */
+  sql(text: string, params?: unknown[]): Promise<pg.QueryResult> {
+    return this.q(text, params)
+  }
   newScope(): Scope {
     return { needs: 0, epoch: 0 }
   }
@@ -185,8 +213,13 @@ export class PgState extends Reader implements State {
   }
 }
 
-function newPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
+function newPool(url: string, max: number, idleInTransactionMs: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 10_000,
+    idle_in_transaction_session_timeout: idleInTransactionMs,
+  })
   // An idle connection the server dropped is reported here; the next query opens a new one.
   pool.on('error', () => undefined)
   return pool

@@ -71,6 +71,18 @@ export const MIGRATIONS: readonly string[] = [
     principal text GENERATED ALWAYS AS (doc->>'principal') STORED
   );
   `,
+  // Several instances on one database (owners.ts): who is alive and where it is reached, and
+  // which instance owns each repository, with the epoch that fences its ref updates.
+  `
+  CREATE TABLE instances (id text PRIMARY KEY, url text NOT NULL, heartbeat_at timestamptz NOT NULL);
+  CREATE TABLE repo_owners (
+    repo text PRIMARY KEY,
+    instance text NOT NULL,
+    epoch bigint NOT NULL,
+    heartbeat_at timestamptz NOT NULL
+  );
+  CREATE INDEX repo_owners_by_instance ON repo_owners (instance);
+  `,
 ]
 
 /** The schema version this binary reads and writes. */

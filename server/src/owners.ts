@@ -1,0 +1,36 @@
+import { AgwpError } from './errors.ts'
+import type { Tx } from './state.ts'
+
+// Which instance serves a repository. With the journal there is one instance and it owns
+// everything: no Ownership at all (ctx.owners undefined), so the hot path pays nothing.
+// With several instances on one PostgreSQL, pg/owners.ts records one owner per repository
+// with an epoch; a request for a repository another live instance owns is forwarded there
+// (forward.ts), and every ref update checks the epoch inside its transaction (the fence).
+
+/** Where a request for a repository goes. */
+export type Placement = { serve: true } | { serve: false; owner: string; url: string }
+
+export const SERVE_HERE: Placement = { serve: true }
+
+export interface Ownership {
+  /** this instance's id (serve --instance) */
+  readonly instance: string
+  /** The owner's lease (ms): how long a silent owner keeps its repositories. */
+  readonly leaseMs: number
+  /** Serve here (taking the repository over if it has no live owner), or forward to its owner. */
+  place(repo: string): Promise<Placement>
+  /**
+   * Inside a transaction holding `repo:<repo>`: throws 503 `not_owner` unless this instance
+   * still owns repo at the epoch it took it with. Every ref update calls it before it moves
+   * a ref; a takeover takes the same lock, so none can fall between the check and the commit.
+   */
+  fence(t: Tx, repo: string): Promise<void>
+  close(): Promise<void>
+}
+
+/** Seconds a client waits before retrying a request no owner could take: about one lease. */
+export const retryAfterS = (leaseMs: number): string => String(Math.max(1, Math.ceil(leaseMs / 1000)))
+
+export function notOwner(message: string, leaseMs: number, details: Record<string, unknown> = {}): AgwpError {
+  return new AgwpError('not_owner', message, details, { 'Retry-After': retryAfterS(leaseMs) })
+}
