@@ -23,8 +23,23 @@ const required = (value: string, describe: string, type: Flag['type'] = 'string'
 })
 const optional = (value: string, describe: string, type: Flag['type'] = 'string'): Flag => ({ type, value, describe })
 
+const store: Flag = {
+  type: 'string',
+  value: 'URL',
+  env: 'AG_SERVER_STORE',
+  describe:
+    "keep the state in this PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DB) instead of the data directory's journal; repositories stay in --data",
+}
+
 const SERVE_FLAGS: FlagTable = {
   data,
+  store,
+  migrate: {
+    type: 'boolean',
+    default: true,
+    describe:
+      "with --store: apply the database schema's pending migrations at start (--no-migrate: refuse an old schema instead, naming the command that upgrades it)",
+  },
   ...MAINTENANCE_FLAGS,
   listen: { type: 'string', value: 'HOST:PORT', default: '127.0.0.1:7420', describe: 'the address to listen on' },
   rate: { type: 'number', value: 'N', default: 50, describe: 'requests/s per token (0: unlimited)' },
@@ -288,6 +303,12 @@ export const COMMANDS: readonly Command<CliContext>[] = [
         load: async () => (await import('./cli/maintenance.ts')).run,
       },
     ],
+  },
+  {
+    name: 'migrate',
+    summary: "apply the PostgreSQL store's pending schema migrations, and nothing else; prints the versions",
+    flags: { store: { ...store, required: true } },
+    load: async () => (await import('./cli/migrate.ts')).migrate,
   },
   {
     name: 'serve',

@@ -132,6 +132,12 @@ export class PgState extends Reader implements State {
       throw unreachableAs503(e, this.host)
     }
     let broken: unknown
+    // A connection cut while checked out is reported as an 'error' event: unheard, it would
+    // crash the process; heard, the query in flight fails with it and is answered 503.
+    const onError = (e: unknown): void => {
+      broken ??= e
+    }
+    client.on('error', onError)
     const q: Query = (sql, params) =>
       client.query(sql, params).catch((e: unknown) => {
         broken ??= e
@@ -158,6 +164,7 @@ export class PgState extends Reader implements State {
       throw e
     } finally {
       // A connection that failed is not handed to the next transaction.
+      client.off('error', onError)
       client.release(broken instanceof Error ? broken : undefined)
     }
   }
