@@ -23,6 +23,14 @@ const required = (value: string, describe: string, type: Flag['type'] = 'string'
 })
 const optional = (value: string, describe: string, type: Flag['type'] = 'string'): Flag => ({ type, value, describe })
 
+const store: Flag = {
+  type: 'string',
+  value: 'URL',
+  env: 'AG_SERVER_STORE',
+  describe:
+    "keep the state in this PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DB) instead of the data directory's journal; repositories stay in --data",
+}
+
 const SERVE_FLAGS: FlagTable = {
   data,
   ...MAINTENANCE_FLAGS,
@@ -288,6 +296,12 @@ export const COMMANDS: readonly Command<CliContext>[] = [
         load: async () => (await import('./cli/maintenance.ts')).run,
       },
     ],
+  },
+  {
+    name: 'migrate',
+    summary: "apply the PostgreSQL store's pending schema migrations, and nothing else; prints the versions",
+    flags: { store: { ...store, required: true } },
+    load: async () => (await import('./cli/migrate.ts')).migrate,
   },
   {
     name: 'serve',

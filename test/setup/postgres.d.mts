@@ -8,3 +8,5 @@ export interface TestPostgres {
 }
 export function findPostgresBinaries(): string | undefined
 export function startPostgres(options?: { log?: (line: string) => void }): Promise<TestPostgres>
+/** A loopback port nobody listens on now. */
+export function freePort(): Promise<number>

@@ -49,7 +49,7 @@ export function findPostgresBinaries() {
 }
 
 /** A loopback port nobody listens on now. @returns {Promise<number>} */
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer()
     s.once('error', reject)

@@ -149,8 +149,8 @@ export class PgState extends Reader implements State {
       throw unreachableAs503(e, this.host)
     }
     let broken: unknown
-    // The database may end the session between queries (idle_in_transaction_session_timeout,
-    // a restart): the client then emits 'error', which, unheard, would end the process.
+    // A connection cut while checked out is reported as an 'error' event: unheard, it would
+    // crash the process; heard, the query in flight fails with it and is answered 503.
     const onError = (e: unknown): void => {
       broken ??= e
     }
@@ -180,8 +180,8 @@ export class PgState extends Reader implements State {
       if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined)
       throw e
     } finally {
-      client.off('error', onError)
       // A connection that failed is not handed to the next transaction.
+      client.off('error', onError)
       client.release(broken instanceof Error ? broken : undefined)
     }
   }
