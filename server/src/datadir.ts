@@ -116,12 +116,22 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Take the data directory's lock, or report who holds it. Stale locks (dead pid) are broken. */
+/**
+ * The lock file of an instance of several on one PostgreSQL store (`lock-<instance>`): each
+ * excludes a second process with its id, not the other instances, which share repos/.
+ */
+export const instanceLockName = (instance: string): string => `lock-${instance.replace(/[^A-Za-z0-9._-]/g, '_')}`
+
+/**
+ * Take the data directory's lock (`name`: the one exclusive `lock`, or an instance's, see
+ * instanceLockName), or report who holds it. Stale locks (dead pid) are broken.
+ */
 export function acquireLock(
   dir: string,
   info: LockInfo,
+  name = 'lock',
 ): { ok: true; release: () => void } | { ok: false; holder: LockInfo } {
-  const file = path.join(dir, 'lock')
+  const file = path.join(dir, name)
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx', 0o600)
@@ -154,9 +164,56 @@ export function acquireLock(
   throw new Error('could not take the data directory lock')
 }
 
-export function updateLock(dir: string, info: LockInfo): void {
-  const file = path.join(dir, 'lock')
+export function updateLock(dir: string, info: LockInfo, name = 'lock'): void {
+  const file = path.join(dir, name)
   const tmp = `${file}.tmp-${process.pid}`
   fs.writeFileSync(tmp, JSON.stringify(info), { mode: 0o600 })
   fs.renameSync(tmp, file)
+}
+
+/** Who holds lock file `name` of dir, if a live process does (a stale or torn file: nobody). */
+export function lockHolder(dir: string, name: string): LockInfo | undefined {
+  try {
+    const holder = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as LockInfo
+    return alive(holder.pid) && holder.pid !== process.pid ? holder : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The lock of a server about to start, beside the others: under the journal the one exclusive
+ * `lock`, refused while an instance of a PostgreSQL store serves the same repositories; under
+ * a PostgreSQL store the instance's own (instanceLockName), refused while a journal server
+ * holds the exclusive one. Refused: ok false, and why.
+ */
+export function acquireServeLock(
+  dir: string,
+  info: LockInfo,
+  instance: string | undefined,
+): { ok: true; name: string; release: () => void } | { ok: false; why: string } {
+  const others =
+    instance === undefined
+      ? fs
+          .readdirSync(dir)
+          .filter((n) => n.startsWith('lock-'))
+          .map((n) => lockHolder(dir, n))
+      : [lockHolder(dir, 'lock')]
+  const other = others.find((h) => h !== undefined)
+  if (other)
+    return {
+      ok: false,
+      why:
+        instance === undefined
+          ? `the repositories are served by an instance on a PostgreSQL store (pid ${other.pid}); start this one with the same --store`
+          : `data directory is in use by pid ${other.pid} (${other.kind}) on the embedded journal; stop it before serving the repositories from a PostgreSQL store`,
+    }
+  const name = instance === undefined ? 'lock' : instanceLockName(instance)
+  const lock = acquireLock(dir, info, name)
+  if (!lock.ok)
+    return {
+      ok: false,
+      why: `data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})${instance === undefined ? '' : ` as instance ${instance}`}`,
+    }
+  return { ok: true, name, release: lock.release }
 }
