@@ -20,9 +20,9 @@ export interface Ownership {
   /** Serve here (taking the repository over if it has no live owner), or forward to its owner. */
   place(repo: string): Promise<Placement>
   /**
-   * Inside a transaction holding `repo:<repo>`: throws 503 `not_owner` unless this instance
-   * still owns repo at the epoch it took it with. Every ref update calls it before it moves
-   * a ref; a takeover takes the same lock, so none can fall between the check and the commit.
+   * Inside the transaction of a ref update, before the ref moves: throws 503 `not_owner`
+   * unless this instance still owns repo at the epoch it took it with. A takeover waits for
+   * that transaction to end, so none can fall between the check and the commit.
    */
   fence(t: Tx, repo: string): Promise<void>
   close(): Promise<void>

@@ -193,3 +193,63 @@ await withPostgres(t, async (db) => {
     t.ok(err instanceof Error, 'the stopped transaction fails when it resumes, and commits nothing')
   })
 })
+
+await withPostgres(t, async (db) => {
+  t.test('a takeover waits for a fenced transaction that holds other locks than repo:R', async (t) => {
+    const a = await PgState.open(db.url)
+    const b = await PgState.open(db.url)
+    const settle = async (): Promise<void> => undefined
+    const ao = await PgOwnership.start(a.state, {
+      instance: 'a',
+      url: 'http://a',
+      leaseMs: 60_000,
+      settle,
+      log: () => {},
+    })
+    const bo = await PgOwnership.start(b.state, { instance: 'b', url: 'http://b', leaseMs: 200, settle, log: () => {} })
+    t.teardown(async () => {
+      await ao.close()
+      await bo.close()
+      await a.state.close()
+      await b.state.close()
+    })
+    await ao.place('r')
+    let release = (): void => undefined
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    let passed = (): void => undefined
+    const fenced = new Promise<void>((r) => {
+      passed = r
+    })
+    // a workspace ref's transaction: ws:<id>, not repo:r
+    const aTx = a.state.tx(['ws:w1'], async (tx) => {
+      await ao.fence(tx, 'r')
+      passed()
+      await held
+    })
+    await fenced
+    let taken = false
+    const taking = (async () => {
+      for (;;) {
+        const p = await bo.place('r')
+        if (p.serve) break
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      taken = true
+    })()
+    // Wait on the event: b blocked on a lock (the owner lock a holds shared).
+    for (;;) {
+      const { rowCount } = await a.state.sql(
+        "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND mode = 'ExclusiveLock'",
+      )
+      if (rowCount === 1) break
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    t.notOk(taken, 'not taken while the fenced transaction runs')
+    release()
+    await aTx
+    await taking
+    t.ok(taken, 'taken once it committed')
+  })
+})

@@ -14,7 +14,11 @@ import { sqlOf, type PgState } from './pg-state.ts'
 //   - heartbeat: every lease/3, one UPDATE renewing the repositories this instance serves,
 //     RETURNING what it still holds; a repository missing (or at another epoch) was lost and
 //     is not served here any more, at once.
-//   - fence: inside a ref update's transaction, (R, me, my epoch) must still be the row.
+//   - fence: inside a ref update's transaction, (R, me, my epoch) must still be the row. It
+//     takes `owner:R` shared (and the takeover takes it exclusive, after `repo:R`), so a
+//     takeover waits for every transaction that passed the fence, also one that holds other
+//     locks than `repo:R` (workspace refs, under `ws:<id>`), and ref updates never wait on
+//     each other for it.
 
 export interface PgOwnershipOptions {
   /** this instance's id, unique among those sharing the database */
@@ -29,6 +33,8 @@ export interface PgOwnershipOptions {
 }
 
 const LEASE = "$3::bigint * interval '1 millisecond'"
+/** The lock a takeover holds exclusive and a fenced transaction shared (always after its own locks). */
+const ownerLock = (repo: string): string => `owner:${repo}`
 
 export class PgOwnership implements Ownership {
   readonly instance: string
@@ -87,6 +93,7 @@ export class PgOwnership implements Ownership {
     if (live.rows[0]) return elsewhere(live.rows[0])
     const taken = await this.state.tx([`repo:${repo}`], async (t) => {
       const q = sqlOf(t)
+      await q('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [ownerLock(repo)])
       const { rows } = await q(
         `INSERT INTO repo_owners AS o (repo, instance, epoch, heartbeat_at) VALUES ($1, $2, 1, now())
          ON CONFLICT (repo) DO UPDATE SET instance = EXCLUDED.instance, epoch = o.epoch + 1, heartbeat_at = now()
@@ -114,8 +121,9 @@ export class PgOwnership implements Ownership {
     const epoch = this.held.get(repo)
     if (epoch !== undefined) {
       const { rowCount } = await sqlOf(t)(
-        'SELECT 1 FROM repo_owners WHERE repo = $1 AND instance = $2 AND epoch = $3',
-        [repo, this.instance, epoch],
+        `WITH l AS (SELECT pg_advisory_xact_lock_shared(hashtextextended($4, 0)))
+         SELECT 1 FROM repo_owners, l WHERE repo = $1 AND instance = $2 AND epoch = $3`,
+        [repo, this.instance, epoch, ownerLock(repo)],
       )
       if (rowCount === 1) return
       this.lose([repo], 'its ownership moved on')
