@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS } from './context.ts'
 import { AgwpError } from './errors.ts'
 import { ROLES, SCOPES } from './types.ts'
 import type { CliContext } from './cli/admin.ts'
+import { INSTANCE_FLAGS } from './cli/instance.ts'
 import { MAINTENANCE_FLAGS } from './cli/maintenance.ts'
 
 /** The package's version, set by build.mjs (esbuild define). */
@@ -33,6 +34,8 @@ const store: Flag = {
 
 const SERVE_FLAGS: FlagTable = {
   data,
+  store,
+  ...INSTANCE_FLAGS,
   ...MAINTENANCE_FLAGS,
   listen: { type: 'string', value: 'HOST:PORT', default: '127.0.0.1:7420', describe: 'the address to listen on' },
   rate: { type: 'number', value: 'N', default: 50, describe: 'requests/s per token (0: unlimited)' },

@@ -1,3 +1,4 @@
+import os from 'node:os'
 import { AgwpError } from './errors.ts'
 import type { Tx } from './state.ts'
 
@@ -6,6 +7,15 @@ import type { Tx } from './state.ts'
 // With several instances on one PostgreSQL, pg/owners.ts records one owner per repository
 // with an epoch; a request for a repository another live instance owns is forwarded there
 // (forward.ts), and every ref update checks the epoch inside its transaction (the fence).
+
+/** Who this instance is among those on one database (serve --instance, --advertise, --owner-lease). */
+export interface InstanceOptions {
+  instance: string
+  /** the base URL other instances reach this one at (http://host:port, no /agwp/v1) */
+  advertise: string
+  /** how long a silent owner keeps its repositories (ms) */
+  leaseMs: number
+}
 
 /** Where a request for a repository goes. */
 export type Placement = { serve: true } | { serve: false; owner: string; url: string }
@@ -17,6 +27,8 @@ export interface Ownership {
   readonly instance: string
   /** The owner's lease (ms): how long a silent owner keeps its repositories. */
   readonly leaseMs: number
+  /** Whether this instance serves repo now (background work, maintenance, touches only those). */
+  serves(repo: string): boolean
   /** Serve here (taking the repository over if it has no live owner), or forward to its owner. */
   place(repo: string): Promise<Placement>
   /**
@@ -26,6 +38,17 @@ export interface Ownership {
    */
   fence(t: Tx, repo: string): Promise<void>
   close(): Promise<void>
+}
+
+/** An instance's identity when serve is not told: HOSTNAME:PORT, reached at the address it listens on. */
+export function defaultInstance(bound: { host: string; port: number }, leaseMs = 15_000): InstanceOptions {
+  // Listening on every address says nothing about which one the others use: the host's name.
+  const host = bound.host === '0.0.0.0' || bound.host === '::' ? os.hostname() : bound.host
+  return {
+    instance: `${os.hostname()}:${bound.port}`,
+    advertise: `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}`,
+    leaseMs,
+  }
 }
 
 /** Seconds a client waits before retrying a request no owner could take: about one lease. */

@@ -1,7 +1,7 @@
 // `serve`'s flags for several instances on one PostgreSQL store: who this instance is, where
 // the others reach it, and how long a silent owner keeps its repositories (owners.ts).
-import os from 'node:os'
 import { UsageError, stringValue, type FlagTable, type FlagValues } from '../../../lib/cli/flags.ts'
+import { defaultInstance, type InstanceOptions } from '../owners.ts'
 import { parseDuration } from '../util.ts'
 
 export const DEFAULT_OWNER_LEASE = '15s'
@@ -26,24 +26,15 @@ export const INSTANCE_FLAGS: FlagTable = {
   },
 }
 
-export interface InstanceOptions {
-  instance: string
-  /** the base URL other instances reach this one at (no /agwp/v1) */
-  advertise: string
-  leaseMs: number
-}
-
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
 
 /** The instance's identity from serve's flags; `listen` is the address actually bound. */
 export function instanceFromFlags(values: FlagValues, listen: { host: string; port: number }): InstanceOptions {
-  const instance = stringValue(values, 'instance') ?? `${os.hostname()}:${listen.port}`
+  const byDefault = defaultInstance(listen)
+  const instance = stringValue(values, 'instance') ?? byDefault.instance
   if (!ID_RE.test(instance))
     throw new UsageError(`--instance: '${instance}' must be letters, digits and . _ : - (at most 128), e.g. web-1`)
-  // Listening on every address says nothing about which one the others use: the host's name.
-  const host = listen.host === '0.0.0.0' || listen.host === '::' ? os.hostname() : listen.host
-  const hostPart = host.includes(':') ? `[${host}]` : host
-  const advertise = stringValue(values, 'advertise') ?? `http://${hostPart}:${listen.port}`
+  const advertise = stringValue(values, 'advertise') ?? byDefault.advertise
   let u: URL
   try {
     u = new URL(advertise)

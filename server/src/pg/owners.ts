@@ -69,6 +69,10 @@ export class PgOwnership implements Ownership {
     return o
   }
 
+  serves(repo: string): boolean {
+    return this.held.has(repo)
+  }
+
   /** The epoch this instance serves repo at, if it does. */
   epochOf(repo: string): number | undefined {
     return this.held.get(repo)
