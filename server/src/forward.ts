@@ -83,7 +83,24 @@ function proxy(
   headers['host'] = target.host
   headers[FORWARDED_BY] = owners.instance
   return new Promise<void>((resolve, reject) => {
+    // A stopped owner (SIGSTOP, a frozen VM) accepts the connection and never answers: while
+    // no answer has come, watch its heartbeat, and give up once its lease is out (a live owner
+    // busy with a long request is waited for).
+    let stopped = false
+    const watch = setInterval(
+      () =>
+        void owners.ownerAlive(repo, placed.owner).then(
+          (alive) => {
+            if (alive || res.headersSent) return
+            stopped = true
+            up.destroy()
+          },
+          () => undefined,
+        ),
+      Math.max(100, Math.floor(owners.leaseMs / 3)),
+    )
     const up = http.request(target, { method: req.method ?? 'GET', headers, agent }, (answer) => {
+      clearInterval(watch)
       const out: http.OutgoingHttpHeaders = {}
       for (const [k, v] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) out[k] = v
       res.writeHead(answer.statusCode ?? 502, out)
@@ -96,6 +113,7 @@ function proxy(
       })
     })
     up.once('error', (e) => {
+      clearInterval(watch)
       if (res.headersSent) {
         res.destroy(e)
         resolve()
@@ -104,7 +122,7 @@ function proxy(
       // Unreachable: once its lease is out, the next request takes the repository over.
       reject(
         notOwner(
-          `the instance that owns repository '${repo}' (${placed.owner} at ${placed.url}) cannot be reached (${(e as NodeJS.ErrnoException).code ?? e.message}); retry after its lease`,
+          `the instance that owns repository '${repo}' (${placed.owner} at ${placed.url}) ${stopped ? 'stopped answering and heartbeating' : `cannot be reached (${(e as NodeJS.ErrnoException).code ?? e.message})`}; retry after its lease`,
           owners.leaseMs,
           { repo, owner: placed.owner },
         ),

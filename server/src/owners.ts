@@ -37,6 +37,8 @@ export interface Ownership {
    * that transaction to end, so none can fall between the check and the commit.
    */
   fence(t: Tx, repo: string): Promise<void>
+  /** Whether `owner` still holds repo with a live heartbeat (a forward waiting on it gives up otherwise). */
+  ownerAlive(repo: string, owner: string): Promise<boolean>
   close(): Promise<void>
 }
 

@@ -23,11 +23,16 @@ const listen = async (handler: http.RequestListener): Promise<{ url: string; clo
   }
 }
 
+/** what the stand-in ownership says of the owner's heartbeat */
+const alive = { value: true }
+
 const placing = (p: Placement): Ownership => ({
   instance: 'front',
   leaseMs: 2000,
   place: async () => p,
   fence: async () => undefined,
+  serves: () => false,
+  ownerAlive: async () => alive.value,
   close: async () => undefined,
 })
 
@@ -125,6 +130,25 @@ t.test('an unreachable owner is 503 not_owner with Retry-After', async (t) => {
       message: /owns repository 'demo' \(o at http:\/\/127\.0\.0\.1:\d+\) cannot be reached/,
     },
   })
+})
+
+t.test('an owner that accepts but never answers is given up once its heartbeat is out', async (t) => {
+  let got = 0
+  const silent = await listen(() => {
+    got++
+    // never answers: a stopped process whose kernel still accepts connections
+    alive.value = false
+  })
+  t.teardown(async () => {
+    alive.value = true
+    await silent.close()
+  })
+  const f = await front(placing({ serve: false, owner: 'o', url: silent.url }))
+  t.teardown(f.close)
+  const res = await fetch(`${f.url}/agwp/v1/repos/demo`)
+  t.equal(got, 1)
+  t.equal(res.status, 503)
+  t.match(await res.json(), { error: { code: 'not_owner', message: /\(o at .*\) stopped answering and heartbeating/ } })
 })
 
 t.test('the repository a request names', async (t) => {

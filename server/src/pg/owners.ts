@@ -139,6 +139,14 @@ export class PgOwnership implements Ownership {
     )
   }
 
+  async ownerAlive(repo: string, owner: string): Promise<boolean> {
+    const { rowCount } = await this.state.sql(
+      `SELECT 1 FROM repo_owners WHERE repo = $1 AND instance = $2 AND heartbeat_at > now() - ${LEASE}`,
+      [repo, owner, this.leaseMs],
+    )
+    return rowCount === 1
+  }
+
   /** One heartbeat: renew what this instance serves, and stop serving what it lost. */
   heartbeat(): Promise<void> {
     // One at a time: a slow database must not pile beats up.
