@@ -79,12 +79,22 @@ function buildSource() {
   return src
 }
 
-/** Bundle the server of an older commit from a temporary worktree (for the side-by-side run). */
+/**
+ * Build the server of an older commit in a temporary worktree (for the side-by-side run). A
+ * commit whose build generates sources (the review page's assets) is built by its own
+ * build.mjs, with this checkout's node_modules; an older one is bundled directly.
+ */
 function buildBaseline(rev) {
   const wt = path.join(tmp, 'baseline')
   execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', '--quiet', wt, rev], { env, stdio: 'pipe' })
   try {
     const out = path.join(tmp, 'ag-server-baseline.mjs')
+    if (fs.existsSync(path.join(wt, 'build.mjs')) && fs.existsSync(path.join(wt, 'server/src/ui'))) {
+      fs.symlinkSync(path.join(root, 'node_modules'), path.join(wt, 'node_modules'))
+      execFileSync(process.execPath, ['build.mjs'], { cwd: wt, env, stdio: 'pipe' })
+      fs.copyFileSync(path.join(wt, 'dist/ag-server.mjs'), out)
+      return out
+    }
     buildSync({
       entryPoints: [path.join(wt, 'bin/ag-server.ts')],
       outfile: out,

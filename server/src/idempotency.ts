@@ -120,20 +120,22 @@ export class IdempotencyKeys {
     const outcome = new Promise<Outcome>((r) => (settle = r))
     this.running.set(k, { fingerprint: fp, outcome })
     const finish = async (o: Outcome): Promise<Outcome> => {
-      this.running.delete(k)
-      settle(o)
-      // A server error before any change: nothing happened, a repeat may run it again.
-      if (o.status >= 500 && !marked.applied) return o
-      const text = JSON.stringify(o.body)
-      const kept: IdempotencyRec =
-        Buffer.byteLength(text) <= MAX_KEPT_BODY_BYTES
-          ? { ...base, state: 'answered', status: o.status, body: o.body }
-          : base
       try {
+        // A server error before any change: nothing happened, a repeat may run it again.
+        if (o.status >= 500 && !marked.applied) return o
+        const text = JSON.stringify(o.body)
+        const kept: IdempotencyRec =
+          Buffer.byteLength(text) <= MAX_KEPT_BODY_BYTES
+            ? { ...base, state: 'answered', status: o.status, body: o.body }
+            : base
         await this.state.tx([lockOf(k)], async (t) => t.write({ c: 'idempotency', k, v: kept }))
       } catch {
         // The effect is journaled, its answer is not (e.g. a full disk): the client still gets
         // it now, and a repeat learns that the request was applied (409), never a second effect.
+      } finally {
+        // Only now: until the answer is recorded, a repeat waits for this run's outcome.
+        this.running.delete(k)
+        settle(o)
       }
       return o
     }
