@@ -41,6 +41,12 @@ export function olderSchema(found: number, url: string): Error {
 /** Apply every pending migration, in one transaction; refuses a schema newer than this binary's. */
 export async function migrate(pool: pg.Pool): Promise<Migrated> {
   const c = await pool.connect()
+  // a connection cut mid-migration fails the query in flight; unheard, its 'error' event would crash
+  let broken: Error | undefined
+  const onError = (e: Error): void => {
+    broken ??= e
+  }
+  c.on('error', onError)
   try {
     await c.query('BEGIN')
     await c.query(`SELECT pg_advisory_xact_lock(${MIGRATE_LOCK})`)
@@ -59,7 +65,8 @@ export async function migrate(pool: pg.Pool): Promise<Migrated> {
     await c.query('ROLLBACK').catch(() => undefined)
     throw e
   } finally {
-    c.release()
+    c.off('error', onError)
+    c.release(broken)
   }
 }
 
