@@ -144,11 +144,13 @@ export class PgState extends Reader implements State {
         return Promise.reject(unreachableAs503(e, this.host))
       })
     try {
-      await q('BEGIN')
-      // Sorted and deduplicated: two transactions naming the same keys take them in one order.
-      for (const lock of [...new Set(locks)].sort())
-        await q('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lock])
-      const { rows } = await q('SELECT now() AS now')
+      // One round trip: BEGIN, the locks (sorted and deduplicated: two transactions naming the
+      // same keys take them in one order, so they cannot deadlock), then the clock.
+      const locking = [...new Set(locks)]
+        .sort()
+        .map((l) => `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(l)}, 0));`)
+      const results = (await q(`BEGIN; ${locking.join(' ')} SELECT now() AS now`)) as unknown as pg.QueryResult[] // a multi-statement query answers one result per statement
+      const rows = results[results.length - 1]?.rows ?? []
       const t = new PgTx(q, rows[0].now as Date, this)
       let result: T
       try {
@@ -156,7 +158,7 @@ export class PgState extends Reader implements State {
       } finally {
         t.open = false
       }
-      for (const op of t.ops) await applyOne(q, op)
+      await applyAll(q, t.ops)
       await q('COMMIT')
       return result
     } catch (e) {
@@ -205,31 +207,51 @@ const guarded =
   (sql, params) =>
     pool.query(sql, params).catch((e: unknown) => Promise.reject(unreachableAs503(e, host)))
 
-/** Apply one queued op inside the transaction. */
-async function applyOne(q: Query, op: Op): Promise<void> {
-  if (op.c === 'counters') {
+/**
+ * Apply a transaction's queued ops: each record's ops folded in order (a set or add first
+ * reads its row FOR UPDATE), then one write per record that changed.
+ */
+async function applyAll(q: Query, ops: readonly Op[]): Promise<void> {
+  const byRecord = new Map<string, Op[]>()
+  for (const op of ops) {
+    const id = `${op.c}\n${op.k}`
+    byRecord.set(id, [...(byRecord.get(id) ?? []), op])
+  }
+  for (const list of byRecord.values()) await applyRecord(q, list)
+}
+
+/** Ops on one record, in order. */
+async function applyRecord(q: Query, ops: readonly Op[]): Promise<void> {
+  const { c, k } = ops[0] as Op
+  if (c === 'counters') {
     // counters hold a number, not a document: only a put or delete means anything
-    if ('at' in op) return
-    if (op.v === null) await q('DELETE FROM counters WHERE k = $1', [op.k])
+    const last = ops.filter((op) => !('at' in op)).at(-1)
+    if (last === undefined || 'at' in last) return
+    if (last.v === null) await q('DELETE FROM counters WHERE k = $1', [k])
     else
-      await q('INSERT INTO counters (k, n) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET n = EXCLUDED.n', [op.k, op.v])
+      await q('INSERT INTO counters (k, n) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET n = EXCLUDED.n', [k, last.v])
     return
   }
-  const t = table(op.c)
-  let after: unknown
-  if ('at' in op) {
-    const { rows } = await q(`SELECT doc FROM ${t} WHERE k = $1 FOR UPDATE`, [op.k])
-    const before: unknown = rows[0]?.doc
-    after = applyOp(before, 'add' in op ? { ...op, add: jsonbOrder(op.add) } : op)
-    if (after === before) return
-  } else after = applyOp(undefined, op)
-  if (after === undefined) await q(`DELETE FROM ${t} WHERE k = $1`, [op.k])
+  const t = table(c)
+  let before: unknown
+  if ('at' in (ops[0] as Op)) {
+    const { rows } = await q(`SELECT doc FROM ${t} WHERE k = $1 FOR UPDATE`, [k])
+    before = rows[0]?.doc
+  }
+  // In jsonb's key order throughout, so an add's "same JSON" check cannot depend on it.
+  const start = jsonbOrder(before)
+  let after = start
+  for (const op of ops) after = applyOp(after, 'add' in op ? { ...op, add: jsonbOrder(op.add) } : op)
+  if (after === start && before !== undefined) return
+  if (after === undefined) {
+    if (before !== undefined || !('at' in (ops[0] as Op))) await q(`DELETE FROM ${t} WHERE k = $1`, [k])
+    return
+  }
   // JSON text, cast: pg would send a JS array as a PostgreSQL array, not JSON
-  else
-    await q(`INSERT INTO ${t} (k, doc) VALUES ($1, $2::jsonb) ON CONFLICT (k) DO UPDATE SET doc = EXCLUDED.doc`, [
-      op.k,
-      JSON.stringify(after),
-    ])
+  await q(`INSERT INTO ${t} (k, doc) VALUES ($1, $2::jsonb) ON CONFLICT (k) DO UPDATE SET doc = EXCLUDED.doc`, [
+    k,
+    JSON.stringify(after),
+  ])
 }
 
 /**
