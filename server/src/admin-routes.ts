@@ -12,8 +12,8 @@ import { maintenanceStatus } from './maintenance.ts'
 // /admin: operator endpoints. The admin scope is required for every one of them, so an
 // agent token (and therefore ag-mcp) can never reach them.
 
-function admin(r: Req, repo: string | null): void {
-  authorize(r.ctx.store, r.caller, 'admin', repo, null)
+function admin(r: Req, repo: string | null): Promise<void> {
+  return authorize(r.ctx.state, r.caller, 'admin', repo, null)
 }
 
 /**
@@ -30,71 +30,71 @@ function administers(caller: Caller, repos: string[]): boolean {
 }
 
 export function registerAdminRoutes(router: Router): void {
-  router.add('GET', '/admin/tokens', (r) => {
-    admin(r, null)
-    return { body: { tokens: adminTokens(r.ctx.store, (t) => administers(r.caller, t.repos)) } }
+  router.add('GET', '/admin/tokens', async (r) => {
+    await admin(r, null)
+    return { body: { tokens: await adminTokens(r.ctx.state, (t) => administers(r.caller, t.repos)) } }
   })
   router.add(
     'POST',
     '/admin/tokens',
-    (r) => {
-      admin(r, null)
+    async (r) => {
+      await admin(r, null)
       const b = r.body as { principal: string; scopes: Scope[]; repos: string[]; ttl_s?: number; label?: string }
       // An admin may only hand out access it holds itself.
       if (!administers(r.caller, b.repos))
         throw forbidden('cannot mint a token for repositories outside your own token (or AGWP-Repo)', {})
-      return { status: 201, body: adminMint(r.ctx.store, b) }
+      return { status: 201, body: await adminMint(r.ctx.state, b) }
     },
     'AdminTokenMintRequest',
   )
-  router.add('DELETE', '/admin/tokens/:id', (r) => {
-    admin(r, null)
+  router.add('DELETE', '/admin/tokens/:id', async (r) => {
+    await admin(r, null)
     // A token outside the caller's repositories is answered as if it did not exist.
-    return { body: adminRevoke(r.ctx.store, r.params['id'] ?? '', (t) => administers(r.caller, t.repos)) }
+    return { body: await adminRevoke(r.ctx.state, r.params['id'] ?? '', (t) => administers(r.caller, t.repos)) }
   })
   // What the key holder signs for a proposal's current head (provenance sign, online).
   router.add('GET', '/admin/proposals/:id/statement', async (r) => {
     const id = r.params['id'] ?? ''
-    const p = inScope(r.caller, r.ctx.store.get('proposals', id), 'proposal', id)
-    admin(r, p.repo)
+    const p = inScope(r.caller, await r.ctx.state.get('proposals', id), 'proposal', id)
+    await admin(r, p.repo)
     const statement = canonicalStatement(await statementFor(r.ctx.repos.get(p.repo), p))
     return { body: { proposal: p.id, head: p.head, statement } }
   })
   // A key vouches for its principal in every repository: only an admin of all of them manages keys.
-  const keyAdmin = (r: Req): void => {
-    admin(r, null)
+  const keyAdmin = async (r: Req): Promise<void> => {
+    await admin(r, null)
     if (!administers(r.caller, ['*']))
       throw forbidden('keys are managed only with an admin token for all repositories (and no AGWP-Repo)', {})
   }
-  router.add('GET', '/admin/keys', (r) => {
-    keyAdmin(r)
-    return { body: { keys: keyList(r.ctx.store, r.query.get('principal') ?? undefined).map(viewKey) } }
+  router.add('GET', '/admin/keys', async (r) => {
+    await keyAdmin(r)
+    return { body: { keys: (await keyList(r.ctx.state, r.query.get('principal') ?? undefined)).map(viewKey) } }
   })
   router.add(
     'POST',
     '/admin/keys',
-    (r) => {
-      keyAdmin(r)
+    async (r) => {
+      await keyAdmin(r)
       return {
         status: 201,
-        body: viewKey(keyAdd(r.ctx.store, r.body as { principal: string; public_key: string; label?: string })),
+        body: viewKey(await keyAdd(r.ctx.state, r.body as { principal: string; public_key: string; label?: string })),
       }
     },
     'AdminKeyAddRequest',
   )
-  router.add('DELETE', '/admin/keys/:id', (r) => {
-    keyAdmin(r)
-    return { body: viewKey(keyRevoke(r.ctx.store, r.params['id'] ?? '')) }
+  router.add('DELETE', '/admin/keys/:id', async (r) => {
+    await keyAdmin(r)
+    return { body: viewKey(await keyRevoke(r.ctx.state, r.params['id'] ?? '')) }
   })
   router.add(
     'PUT',
     '/admin/repos/:repo/roles',
-    (r) => {
+    async (r) => {
       const repo = checkRepoName(r.params['repo'])
-      admin(r, repo)
+      await admin(r, repo)
       r.ctx.repos.get(repo)
       const b = r.body as { principal: string; role: Role | 'none' }
-      adminSetRole(r.ctx.store, repo, b.principal, b.role)
+      await adminSetRole(r.ctx.state, repo, b.principal, b.role)
       return { body: { ok: true } }
     },
     'AdminRoleSetRequest',
@@ -102,29 +102,33 @@ export function registerAdminRoutes(router: Router): void {
   router.add(
     'PUT',
     '/admin/repos/:repo/policy',
-    (r) => {
+    async (r) => {
       const repo = checkRepoName(r.params['repo'])
-      admin(r, repo)
+      await admin(r, repo)
       r.ctx.repos.get(repo)
-      return { body: adminSetPolicy(r.ctx.store, repo, r.body as Partial<Policy>) }
+      return { body: await adminSetPolicy(r.ctx.state, repo, r.body as Partial<Policy>) }
     },
     'AdminPolicySetRequest',
   )
   // Repository maintenance (maintenance.ts): the counts now and the last runs.
   router.add('GET', '/admin/repos/:repo/maintenance', async (r) => {
     const repo = checkRepoName(r.params['repo'])
-    admin(r, repo)
+    await admin(r, repo)
     return { body: await maintenanceStatus(r.ctx.repos.get(repo)) }
   })
   router.add(
     'POST',
     '/admin/repos/:repo/tasks',
-    (r) => {
+    async (r) => {
       const repo = checkRepoName(r.params['repo'])
-      admin(r, repo)
+      await admin(r, repo)
       return {
         status: 201,
-        body: viewTask(r.ctx, createTask(r.ctx, r.caller.principal, repo, r.body as { title: string })),
+        body: await viewTask(
+          r.ctx,
+          await createTask(r.ctx, r.caller.principal, repo, r.body as { title: string }),
+          await r.ctx.state.now(),
+        ),
       }
     },
     'AdminTaskCreateRequest',

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { mintToken, publicToken } from './auth.ts'
 import { conflict, invalid, notFound } from './errors.ts'
-import type { Store } from './store.ts'
+import type { State, StateReader } from './state.ts'
 import { DEFAULT_POLICY, type TokenRec, type Policy, type Role, type Scope, type RepoMeta } from './types.ts'
 import { checkRepoName } from './paths.ts'
 import { initShared } from './shared.ts'
@@ -11,56 +11,66 @@ import { initShared } from './shared.ts'
 // Operator operations, shared by the /admin endpoints and the CLI's offline mode (which
 // opens the data directory itself when no server holds it).
 
-export function adminMint(
-  store: Store,
+export async function adminMint(
+  state: State,
   b: { principal: string; scopes: Scope[]; repos: string[]; ttl_s?: number; label?: string },
-): { token: string; info: Record<string, unknown> } {
-  const { token, rec, op } = mintToken(store, b.principal, b.scopes, b.repos, b.ttl_s ?? 8 * 3600, b.label)
-  store.commit([op])
-  return { token, info: publicToken(rec) }
+): Promise<{ token: string; info: Record<string, unknown> }> {
+  return state.tx([], async (t) => {
+    const { token, rec, op } = mintToken(t.now, b.principal, b.scopes, b.repos, b.ttl_s ?? 8 * 3600, b.label)
+    t.write(op)
+    return { token, info: publicToken(rec) }
+  })
 }
 
 export function adminRevoke(
-  store: Store,
+  state: State,
   id: string,
   visible: (t: TokenRec) => boolean = () => true,
-): Record<string, unknown> {
-  const t = store.get('tokens', id)
-  if (!t || !visible(t)) throw notFound(`token '${id.slice(0, 64)}' not found`, { token: id.slice(0, 64) })
-  const next = { ...t, revoked: true }
-  store.commit([{ c: 'tokens', k: id, v: next }])
-  return publicToken(next)
+): Promise<Record<string, unknown>> {
+  return state.tx([`token:${id}`], async (t) => {
+    const tok = await t.get('tokens', id)
+    if (!tok || !visible(tok)) throw notFound(`token '${id.slice(0, 64)}' not found`, { token: id.slice(0, 64) })
+    const next = { ...tok, revoked: true }
+    t.write({ c: 'tokens', k: id, v: next })
+    return publicToken(next)
+  })
 }
 
-export function adminTokens(store: Store, visible: (t: TokenRec) => boolean = () => true): Record<string, unknown>[] {
-  return store
-    .all('tokens')
+export async function adminTokens(
+  state: StateReader,
+  visible: (t: TokenRec) => boolean = () => true,
+): Promise<Record<string, unknown>[]> {
+  return (await state.all('tokens'))
     .filter(visible)
     .sort((a, b) => (a.created_at < b.created_at ? -1 : 1))
     .map(publicToken)
 }
 
-function meta(store: Store, repo: string): RepoMeta {
-  return store.get('repos', repo) ?? { policy: { ...DEFAULT_POLICY }, roles: {} }
+async function meta(state: StateReader, repo: string): Promise<RepoMeta> {
+  return (await state.get('repos', repo)) ?? { policy: { ...DEFAULT_POLICY }, roles: {} }
 }
 
-export function adminSetRole(store: Store, repo: string, principal: string, role: Role | 'none'): RepoMeta {
+export function adminSetRole(state: State, repo: string, principal: string, role: Role | 'none'): Promise<RepoMeta> {
   checkRepoName(repo)
-  const m = meta(store, repo)
-  const roles = { ...m.roles }
-  if (role === 'none') delete roles[principal]
-  else roles[principal] = role
-  const next = { ...m, roles }
-  store.commit([{ c: 'repos', k: repo, v: next }])
-  return next
+  return state.tx([`repo:${repo}`], async (t) => {
+    const m = await meta(t, repo)
+    const roles = { ...m.roles }
+    if (role === 'none') delete roles[principal]
+    else roles[principal] = role
+    const next = { ...m, roles }
+    t.write({ c: 'repos', k: repo, v: next })
+    return next
+  })
 }
 
-export function adminSetPolicy(store: Store, repo: string, patch: Partial<Policy>): Policy {
+export function adminSetPolicy(state: State, repo: string, patch: Partial<Policy>): Promise<Policy> {
   checkRepoName(repo)
-  const m = meta(store, repo)
-  const policy: Policy = { ...m.policy, ...patch }
-  store.commit([{ c: 'repos', k: repo, v: { ...m, policy } }])
-  return policy
+  return state.tx([`repo:${repo}`], async (t) => {
+    const m = await meta(t, repo)
+    const policy: Policy = { ...m.policy, ...patch }
+    t.write({ c: 'repos', k: repo, v: { ...m, policy } })
+    return policy
+  })
 }
 
 /**

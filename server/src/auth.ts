@@ -1,10 +1,8 @@
 import crypto from 'node:crypto'
 import { AgwpError, forbidden, invalid, notFound } from './errors.ts'
 import { checkRepoName } from './paths.ts'
-import type { Op } from './state.ts'
-import type { Store } from './store.ts'
+import type { Op, StateReader } from './state.ts'
 import { ROLES, type Role, type Scope, type TokenRec, type RunRec, DEFAULT_POLICY, type Policy } from './types.ts'
-import { nowIso } from './util.ts'
 
 // Tokens: 256 random bits, shown once, stored as SHA-256 (a hash of a full-entropy secret
 // needs no salt or slow KDF). The `agwp_` prefix lets clients scrub tokens from output.
@@ -12,8 +10,9 @@ export const TOKEN_PREFIX = 'agwp_'
 
 export const hashToken = (t: string): string => crypto.createHash('sha256').update(t, 'utf8').digest('hex')
 
+/** A new token, expiring ttlS after `now` (the transaction's clock), and the op that stores it. */
 export function mintToken(
-  _store: Store,
+  now: Date,
   principal: string,
   scopes: Scope[],
   repos: string[],
@@ -28,8 +27,8 @@ export function mintToken(
     principal,
     scopes: [...new Set(scopes)],
     repos: [...new Set(repos)],
-    expires_at: new Date(Date.now() + ttlS * 1000).toISOString(),
-    created_at: nowIso(),
+    expires_at: new Date(now.getTime() + ttlS * 1000).toISOString(),
+    created_at: now.toISOString(),
     revoked: false,
   }
   if (label !== undefined) rec.label = label
@@ -53,20 +52,22 @@ export interface Caller {
   repoScope?: string
 }
 
-export function authenticate(
-  store: Store,
+export async function authenticate(
+  state: StateReader & { now(): Promise<Date> },
   header: string | undefined,
   runHeader: string | undefined,
   repoHeader?: string,
-): Caller {
+): Promise<Caller> {
   const m = header ? /^Bearer ([A-Za-z0-9_\-.~+/=]{10,200})$/.exec(header) : null
   if (!m || !m[1]) throw new AgwpError('unauthenticated', 'missing or malformed bearer token')
   const h = hashToken(m[1])
   // Lookup by hash (an index kept by the store); comparing hashes leaks nothing useful.
-  const rec = store.tokenByHash(h)
+  const rec = await state.tokenByHash(h)
   if (!rec) throw new AgwpError('unauthenticated', 'unknown token')
   if (rec.revoked) throw new AgwpError('unauthenticated', 'token revoked')
-  if (Date.parse(rec.expires_at) <= Date.now()) throw new AgwpError('unauthenticated', 'token expired')
+  // Expiry by the state's clock (the database's on PostgreSQL), so instances agree.
+  const now = (await state.now()).getTime()
+  if (Date.parse(rec.expires_at) <= now) throw new AgwpError('unauthenticated', 'token expired')
   const kind = rec.principal.startsWith('agent:') ? 'agent' : 'human'
   const caller: Caller = { token: rec, principal: rec.principal, kind, actor: rec.principal }
   if (repoHeader !== undefined && repoHeader !== '') {
@@ -77,14 +78,14 @@ export function authenticate(
     }
   }
   if (runHeader !== undefined && runHeader !== '') {
-    const run = store.get('runs', runHeader)
+    const run = await state.get('runs', runHeader)
     // A run of another repository than AGWP-Repo is answered as if it did not exist.
     if (!run || (caller.repoScope !== undefined && run.repo !== caller.repoScope)) {
       const where = caller.repoScope !== undefined ? ` in repository '${caller.repoScope}'` : ''
       throw forbidden(`run '${runHeader.slice(0, 64)}' does not exist${where}`, { run_id: runHeader.slice(0, 64) })
     }
     if (run.principal !== rec.principal) throw forbidden('run belongs to another principal', { run_id: run.run_id })
-    if (run.state !== 'active' || Date.parse(run.lease_expires_at) <= Date.now())
+    if (run.state !== 'active' || Date.parse(run.lease_expires_at) <= now)
       throw forbidden('run is not active (released or expired)', { run_id: run.run_id })
     caller.run = run
     caller.actor = `${rec.principal}#${run.run_id}`
@@ -109,12 +110,12 @@ export function inScope<T extends { repo: string }>(
   throw notFound(`no ${kind} '${shown}' in repository '${caller.repoScope}'`, { [key]: shown, repo: caller.repoScope })
 }
 
-export function roleOf(store: Store, repo: string, principal: string): Role | null {
-  return store.get('repos', repo)?.roles[principal] ?? null
+export async function roleOf(state: StateReader, repo: string, principal: string): Promise<Role | null> {
+  return (await state.get('repos', repo))?.roles[principal] ?? null
 }
 
-export function policyOf(store: Store, repo: string): Policy {
-  return store.get('repos', repo)?.policy ?? DEFAULT_POLICY
+export async function policyOf(state: StateReader, repo: string): Promise<Policy> {
+  return (await state.get('repos', repo))?.policy ?? DEFAULT_POLICY
 }
 
 export const roleAtLeast = (r: Role | null, min: Role): boolean => r !== null && ROLES.indexOf(r) >= ROLES.indexOf(min)
@@ -124,7 +125,13 @@ export function tokenCoversRepo(t: TokenRec, repo: string): boolean {
 }
 
 /** The authority rule: token scope AND token repository AND role on the repository. */
-export function authorize(store: Store, caller: Caller, scope: Scope, repo: string | null, minRole: Role | null): void {
+export async function authorize(
+  state: StateReader,
+  caller: Caller,
+  scope: Scope,
+  repo: string | null,
+  minRole: Role | null,
+): Promise<void> {
   if (!caller.token.scopes.includes(scope))
     throw forbidden(`token lacks the '${scope}' scope`, { needed_scope: scope, scopes: caller.token.scopes })
   if (repo === null) return
@@ -136,7 +143,7 @@ export function authorize(store: Store, caller: Caller, scope: Scope, repo: stri
   }
   if (!tokenCoversRepo(caller.token, repo)) throw forbidden(`token is not valid for repository '${repo}'`, { repo })
   if (minRole !== null) {
-    const role = roleOf(store, repo, caller.principal)
+    const role = await roleOf(state, repo, caller.principal)
     if (!roleAtLeast(role, minRole))
       throw forbidden(`role '${role ?? 'none'}' on '${repo}' is below '${minRole}'`, {
         repo,

@@ -1,6 +1,5 @@
-import type { Store } from './store.ts'
 import type { RepoRegistry } from './repos.ts'
-import type { KeyedMutex } from './mutex.ts'
+import type { State } from './state.ts'
 
 export interface Limits {
   maxBodyBytes: number
@@ -16,9 +15,9 @@ export const DEFAULT_LIMITS: Limits = {
 
 /** Everything a handler needs; one per server. */
 export interface Ctx {
-  store: Store
+  /** every record the server keeps; each check-then-write is one state.tx (state.ts) */
+  state: State
   repos: RepoRegistry
-  mutex: KeyedMutex
   limits: Limits
   tmpDir: string
 }

@@ -2,59 +2,67 @@ import { minimatch } from 'minimatch'
 import type { Ctx } from './context.ts'
 import { authorize, inScope, roleAtLeast, roleOf, type Caller } from './auth.ts'
 import { conflict, forbidden, invalid } from './errors.ts'
-import type { Op } from './state.ts'
+import type { StateReader, Tx } from './state.ts'
 import type { LeaseRec, RunRec, TaskRec } from './types.ts'
-import { nowIso } from './util.ts'
 
-// Tasks, runs, notes and path leases. Every mutation here is synchronous from its check
-// to its store commit, so concurrent requests are serialized by the event loop itself.
+// Tasks, runs, notes and path leases. Every check-then-write runs in one state transaction
+// holding the repository's lock (`repo:<name>`), so of 20 simultaneous claims of a task
+// exactly one sees it open, on either backend. Expiry is judged by the transaction's
+// clock (t.now), never this process's.
 
 const DEFAULT_TTL_S = 900
-const deadline = (ttlS: number): string => new Date(Date.now() + ttlS * 1000).toISOString()
-const expired = (iso: string): boolean => Date.parse(iso) <= Date.now()
+const deadline = (now: Date, ttlS: number): string => new Date(now.getTime() + ttlS * 1000).toISOString()
+const expired = (iso: string, now: Date): boolean => Date.parse(iso) <= now.getTime()
 
 /** A run whose lease ran out is expired even before anything records it. */
-export function effectiveRun(r: RunRec): RunRec {
-  return r.state === 'active' && expired(r.lease_expires_at) ? { ...r, state: 'expired' } : r
+export function effectiveRun(r: RunRec, now: Date): RunRec {
+  return r.state === 'active' && expired(r.lease_expires_at, now) ? { ...r, state: 'expired' } : r
 }
 
 /** A claimed task whose run expired is open again. */
-export function effectiveTask(ctx: Ctx, t: TaskRec): TaskRec {
+export async function effectiveTask(state: StateReader, t: TaskRec, now: Date): Promise<TaskRec> {
   if (t.state !== 'claimed' || !t.run_id) return t
-  const run = ctx.store.get('runs', t.run_id)
-  return !run || effectiveRun(run).state !== 'active' ? { ...t, state: 'open' } : t
+  const run = await state.get('runs', t.run_id)
+  return !run || effectiveRun(run, now).state !== 'active' ? { ...t, state: 'open' } : t
 }
 
-export function viewTask(ctx: Ctx, t0: TaskRec): Record<string, unknown> {
-  const t = effectiveTask(ctx, t0)
+export async function viewTask(ctx: Ctx, t0: TaskRec, now: Date): Promise<Record<string, unknown>> {
+  const t = await effectiveTask(ctx.state, t0, now)
   const out: Record<string, unknown> = { ...t }
   if (t.state === 'claimed' && t.run_id) {
-    const run = ctx.store.get('runs', t.run_id)
+    const run = await ctx.state.get('runs', t.run_id)
     if (run) out['claimed_by'] = `${run.principal}#${run.run_id}`
   }
   return out
 }
 
-export function viewRun(r0: RunRec): Record<string, unknown> {
-  const r = effectiveRun(r0)
+export function viewRun(r0: RunRec, now: Date): Record<string, unknown> {
+  const r = effectiveRun(r0, now)
   return { ...r, actor: `${r.principal}#${r.run_id}` }
 }
 
-export function listTasks(ctx: Ctx, caller: Caller, repo: string, state: string | undefined): TaskRec[] {
-  authorize(ctx.store, caller, 'read', repo, 'reader')
+export async function listTasks(
+  ctx: Ctx,
+  caller: Caller,
+  repo: string,
+  state: string | undefined,
+  now: Date,
+): Promise<TaskRec[]> {
+  await authorize(ctx.state, caller, 'read', repo, 'reader')
   ctx.repos.get(repo)
   if (state !== undefined && !['open', 'claimed', 'done', 'blocked', 'abandoned'].includes(state))
     throw invalid('unknown task state', { field: 'state' })
-  return ctx.store
-    .byIndex('tasksByRepo', repo)
-    .map((t) => effectiveTask(ctx, t))
+  const tasks = await Promise.all(
+    (await ctx.state.byIndex('tasksByRepo', repo)).map((t) => effectiveTask(ctx.state, t, now)),
+  )
+  return tasks
     .filter((t) => state === undefined || t.state === state)
     .sort((a, b) => Number(a.id.slice(5)) - Number(b.id.slice(5)))
 }
 
-export function getTask(ctx: Ctx, caller: Caller, id: string): TaskRec {
-  const t = inScope(caller, ctx.store.get('tasks', id), 'task', id)
-  authorize(ctx.store, caller, 'read', t.repo, 'reader')
+export async function getTask(ctx: Ctx, caller: Caller, id: string, state: StateReader = ctx.state): Promise<TaskRec> {
+  const t = inScope(caller, await state.get('tasks', id), 'task', id)
+  await authorize(state, caller, 'read', t.repo, 'reader')
   return t
 }
 
@@ -63,88 +71,118 @@ export function createTask(
   createdBy: string,
   repo: string,
   body: { title: string; body?: string; paths?: string[] },
-): TaskRec {
+): Promise<TaskRec> {
   ctx.repos.get(repo)
-  const { id, op } = ctx.store.nextId('task', 'task-')
-  const now = nowIso()
-  const t: TaskRec = {
-    id,
-    repo,
-    title: body.title,
-    body: body.body ?? '',
-    state: 'open',
-    paths: body.paths ?? [],
-    created_by: createdBy,
-    created_at: now,
-    updated_at: now,
-  }
-  ctx.store.commit([op, { c: 'tasks', k: id, v: t }])
-  return t
+  return ctx.state.tx([], async (x) => {
+    const id = await x.nextId('task', 'task-')
+    const now = x.now.toISOString()
+    const t: TaskRec = {
+      id,
+      repo,
+      title: body.title,
+      body: body.body ?? '',
+      state: 'open',
+      paths: body.paths ?? [],
+      created_by: createdBy,
+      created_at: now,
+      updated_at: now,
+    }
+    x.write({ c: 'tasks', k: id, v: t })
+    return t
+  })
 }
 
-export function claimTask(ctx: Ctx, caller: Caller, id: string, ttlS: number | undefined): RunRec {
-  const t0 = getTask(ctx, caller, id)
-  authorize(ctx.store, caller, 'coordinate', t0.repo, 'contributor')
-  const t = effectiveTask(ctx, t0)
-  if (t.state !== 'open')
-    throw conflict(`task is ${t.state}`, { task: id, state: t.state, ...(t.run_id ? { run_id: t.run_id } : {}) })
-  const ops: Op[] = []
-  // Record the expiry of the previous run so its history stays truthful.
-  if (t0.run_id) {
-    const prev = ctx.store.get('runs', t0.run_id)
-    if (prev && prev.state === 'active')
-      ops.push({ c: 'runs', k: prev.run_id, v: { ...prev, state: 'expired', updated_at: nowIso() } })
-  }
-  const { id: runId, op } = ctx.store.nextId('run', 'run-')
-  const now = nowIso()
-  const run: RunRec = {
-    run_id: runId,
-    task: id,
-    repo: t.repo,
-    principal: caller.principal,
-    state: 'active',
-    lease_expires_at: deadline(ttlS ?? DEFAULT_TTL_S),
-    notes: [],
-    created_at: now,
-    updated_at: now,
-  }
-  ops.push(
-    op,
-    { c: 'runs', k: runId, v: run },
-    { c: 'tasks', k: id, v: { ...t0, state: 'claimed', run_id: runId, updated_at: now } },
-  )
-  ctx.store.commit(ops)
-  return run
+/** The lock every decision about a repository's tasks, runs and leases is made under. */
+const repoLock = (repo: string): string => `repo:${repo}`
+
+export async function claimTask(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  ttlS: number | undefined,
+): Promise<{ run: RunRec; now: Date }> {
+  const { repo } = await getTask(ctx, caller, id)
+  return ctx.state.tx([repoLock(repo)], async (x) => {
+    const t0 = await getTask(ctx, caller, id, x)
+    await authorize(x, caller, 'coordinate', t0.repo, 'contributor')
+    const t = await effectiveTask(x, t0, x.now)
+    if (t.state !== 'open')
+      throw conflict(`task is ${t.state}`, { task: id, state: t.state, ...(t.run_id ? { run_id: t.run_id } : {}) })
+    const now = x.now.toISOString()
+    // Record the expiry of the previous run so its history stays truthful.
+    if (t0.run_id) {
+      const prev = await x.get('runs', t0.run_id)
+      if (prev && prev.state === 'active')
+        x.write({ c: 'runs', k: prev.run_id, v: { ...prev, state: 'expired', updated_at: now } })
+    }
+    const runId = await x.nextId('run', 'run-')
+    const run: RunRec = {
+      run_id: runId,
+      task: id,
+      repo: t.repo,
+      principal: caller.principal,
+      state: 'active',
+      lease_expires_at: deadline(x.now, ttlS ?? DEFAULT_TTL_S),
+      notes: [],
+      created_at: now,
+      updated_at: now,
+    }
+    x.write(
+      { c: 'runs', k: runId, v: run },
+      { c: 'tasks', k: id, v: { ...t0, state: 'claimed', run_id: runId, updated_at: now } },
+    )
+    return { run, now: x.now }
+  })
 }
 
-function ownRun(ctx: Ctx, caller: Caller, id: string): RunRec {
-  const r = inScope(caller, ctx.store.get('runs', id), 'run', id, 'run_id')
-  authorize(ctx.store, caller, 'coordinate', r.repo, 'contributor')
+async function ownRun(state: StateReader, caller: Caller, id: string): Promise<RunRec> {
+  const r = inScope(caller, await state.get('runs', id), 'run', id, 'run_id')
+  await authorize(state, caller, 'coordinate', r.repo, 'contributor')
   if (r.principal !== caller.principal) throw forbidden('run belongs to another principal', { run_id: id })
   return r
 }
 
-function liveRun(ctx: Ctx, caller: Caller, id: string): RunRec {
-  const r = ownRun(ctx, caller, id)
-  const e = effectiveRun(r)
+async function liveRun(x: Tx, caller: Caller, id: string): Promise<RunRec> {
+  const r = await ownRun(x, caller, id)
+  const e = effectiveRun(r, x.now)
   if (e.state !== 'active') throw conflict(`run is ${e.state}`, { run_id: id, state: e.state })
   return r
 }
 
-export function heartbeat(ctx: Ctx, caller: Caller, id: string, ttlS: number | undefined): RunRec {
-  const r = liveRun(ctx, caller, id)
-  const next: RunRec = { ...r, lease_expires_at: deadline(ttlS ?? DEFAULT_TTL_S), updated_at: nowIso() }
-  ctx.store.commit([{ c: 'runs', k: id, v: next }])
-  return next
+/** fn in a transaction under the lock of run id's repository (found first: a run never changes repository). */
+async function onRun<T>(ctx: Ctx, caller: Caller, id: string, fn: (x: Tx) => Promise<T>): Promise<T> {
+  const { repo } = await ownRun(ctx.state, caller, id)
+  return ctx.state.tx([repoLock(repo)], fn)
 }
 
-export function addNote(ctx: Ctx, caller: Caller, id: string, body: string): Record<string, unknown> {
-  // Notes are handoff text: allowed on finished runs too, so the next agent can read why.
-  const r = ownRun(ctx, caller, id)
-  const { id: nid, op } = ctx.store.nextId('note', 'note-')
-  const note = { id: nid, run_id: id, author: `${r.principal}#${r.run_id}`, body, created_at: nowIso() }
-  ctx.store.commit([op, { c: 'runs', k: id, v: { ...r, notes: [...r.notes, note], updated_at: nowIso() } }])
-  return note
+export function heartbeat(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  ttlS: number | undefined,
+): Promise<{ run: RunRec; now: Date }> {
+  return onRun(ctx, caller, id, async (x) => {
+    const r = await liveRun(x, caller, id)
+    const next: RunRec = {
+      ...r,
+      lease_expires_at: deadline(x.now, ttlS ?? DEFAULT_TTL_S),
+      updated_at: x.now.toISOString(),
+    }
+    x.write({ c: 'runs', k: id, v: next })
+    return { run: next, now: x.now }
+  })
+}
+
+export function addNote(ctx: Ctx, caller: Caller, id: string, body: string): Promise<Record<string, unknown>> {
+  return onRun(ctx, caller, id, async (x) => {
+    // Notes are handoff text: allowed on finished runs too, so the next agent can read why.
+    const r = await ownRun(x, caller, id)
+    const nid = await x.nextId('note', 'note-')
+    const at = x.now.toISOString()
+    const note = { id: nid, run_id: id, author: `${r.principal}#${r.run_id}`, body, created_at: at }
+    x.write({ c: 'runs', k: id, v: { ...r, notes: [...r.notes, note], updated_at: at } })
+    return note
+  })
 }
 
 export function releaseRun(
@@ -153,51 +191,55 @@ export function releaseRun(
   id: string,
   outcome: 'done' | 'blocked' | 'abandoned',
   note: string | undefined,
-): RunRec {
-  const r = liveRun(ctx, caller, id)
-  const now = nowIso()
-  const ops: Op[] = []
-  const notes = [...r.notes]
-  if (note !== undefined) {
-    const { id: nid, op } = ctx.store.nextId('note', 'note-')
-    ops.push(op)
-    notes.push({ id: nid, run_id: id, author: `${r.principal}#${r.run_id}`, body: note, created_at: now })
-  }
-  const next: RunRec = { ...r, state: 'released', outcome, notes, updated_at: now }
-  ops.push({ c: 'runs', k: id, v: next })
-  const t = ctx.store.get('tasks', r.task)
-  // abandoned hands the task back to the pool; done/blocked are terminal task states.
-  if (t && t.run_id === id)
-    ops.push({ c: 'tasks', k: t.id, v: { ...t, state: outcome === 'abandoned' ? 'open' : outcome, updated_at: now } })
-  // Leases of the run end with it.
-  for (const l of ctx.store.byIndex('unreleasedLeasesByRun', id))
-    ops.push({ c: 'leases', k: l.id, v: { ...l, released: true } })
-  ctx.store.commit(ops)
-  return next
+): Promise<{ run: RunRec; now: Date }> {
+  return onRun(ctx, caller, id, async (x) => {
+    const r = await liveRun(x, caller, id)
+    const now = x.now.toISOString()
+    const notes = [...r.notes]
+    if (note !== undefined) {
+      const nid = await x.nextId('note', 'note-')
+      notes.push({ id: nid, run_id: id, author: `${r.principal}#${r.run_id}`, body: note, created_at: now })
+    }
+    const next: RunRec = { ...r, state: 'released', outcome, notes, updated_at: now }
+    x.write({ c: 'runs', k: id, v: next })
+    const t = await x.get('tasks', r.task)
+    // abandoned hands the task back to the pool; done/blocked are terminal task states.
+    if (t && t.run_id === id)
+      x.write({ c: 'tasks', k: t.id, v: { ...t, state: outcome === 'abandoned' ? 'open' : outcome, updated_at: now } })
+    // Leases of the run end with it.
+    for (const l of await x.byIndex('unreleasedLeasesByRun', id))
+      x.write({ c: 'leases', k: l.id, v: { ...l, released: true } })
+    return { run: next, now: x.now }
+  })
 }
 
-export function getRun(ctx: Ctx, caller: Caller, id: string): RunRec {
-  const r = inScope(caller, ctx.store.get('runs', id), 'run', id, 'run_id')
-  authorize(ctx.store, caller, 'read', r.repo, 'reader')
+export async function getRun(ctx: Ctx, caller: Caller, id: string): Promise<RunRec> {
+  const r = inScope(caller, await ctx.state.get('runs', id), 'run', id, 'run_id')
+  await authorize(ctx.state, caller, 'read', r.repo, 'reader')
   return r
 }
 
-const liveLease = (ctx: Ctx, l: LeaseRec): boolean => {
-  if (l.released || expired(l.expires_at)) return false
+async function liveLease(state: StateReader, l: LeaseRec, now: Date): Promise<boolean> {
+  if (l.released || expired(l.expires_at, now)) return false
   if (l.run_id) {
-    const r = ctx.store.get('runs', l.run_id)
-    if (!r || effectiveRun(r).state !== 'active') return false
+    const r = await state.get('runs', l.run_id)
+    if (!r || effectiveRun(r, now).state !== 'active') return false
   }
   return true
 }
 
-export function listLeases(ctx: Ctx, caller: Caller, repo: string): LeaseRec[] {
-  authorize(ctx.store, caller, 'read', repo, 'reader')
+async function liveLeases(state: StateReader, repo: string, now: Date): Promise<LeaseRec[]> {
+  const all = await state.byIndex('unreleasedLeasesByRepo', repo)
+  const live = await Promise.all(all.map((l) => liveLease(state, l, now)))
+  return all.filter((_, i) => live[i])
+}
+
+export async function listLeases(ctx: Ctx, caller: Caller, repo: string): Promise<LeaseRec[]> {
+  await authorize(ctx.state, caller, 'read', repo, 'reader')
   ctx.repos.get(repo)
-  return ctx.store
-    .byIndex('unreleasedLeasesByRepo', repo)
-    .filter((l) => liveLease(ctx, l))
-    .sort((a, b) => Number(a.id.slice(6)) - Number(b.id.slice(6)))
+  return (await liveLeases(ctx.state, repo, await ctx.state.now())).sort(
+    (a, b) => Number(a.id.slice(6)) - Number(b.id.slice(6)),
+  )
 }
 
 export function viewLease(l: LeaseRec): Record<string, unknown> {
@@ -231,14 +273,14 @@ export function globsOverlap(a: string, b: string): boolean {
   return true
 }
 
-export function acquireLease(
+export async function acquireLease(
   ctx: Ctx,
   caller: Caller,
   repo: string,
   paths: string[],
   ttlS: number | undefined,
-): LeaseRec {
-  authorize(ctx.store, caller, 'coordinate', repo, 'contributor')
+): Promise<LeaseRec> {
+  await authorize(ctx.state, caller, 'coordinate', repo, 'contributor')
   ctx.repos.get(repo)
   for (const p of paths) {
     if (
@@ -250,43 +292,49 @@ export function acquireLease(
       throw invalid(`lease path refused: ${p.slice(0, 100)}`, { field: 'paths' })
   }
   const holderRun = caller.run?.run_id
-  for (const l of ctx.store.byIndex('unreleasedLeasesByRepo', repo)) {
-    if (!liveLease(ctx, l)) continue
-    const same =
-      holderRun !== undefined ? l.run_id === holderRun : l.run_id === undefined && l.principal === caller.principal
-    if (same) continue
-    for (const a of paths)
-      for (const b of l.paths)
-        if (globsOverlap(a, b))
-          throw conflict(`'${a}' overlaps lease ${l.id} ('${b}') held by ${l.holder}`, {
-            lease: l.id,
-            holder: l.holder,
-            path: a,
-            held: b,
-            expires_at: l.expires_at,
-          })
-  }
-  const { id, op } = ctx.store.nextId('lease', 'lease-')
-  const lease: LeaseRec = {
-    id,
-    repo,
-    paths,
-    holder: caller.actor,
-    principal: caller.principal,
-    expires_at: deadline(ttlS ?? DEFAULT_TTL_S),
-    created_at: nowIso(),
-    released: false,
-  }
-  if (holderRun !== undefined) lease.run_id = holderRun
-  ctx.store.commit([op, { c: 'leases', k: id, v: lease }])
-  return lease
+  // Under the repository's lock: no other lease of it can be taken between the overlap
+  // check and this lease's write.
+  return ctx.state.tx([repoLock(repo)], async (x) => {
+    for (const l of await liveLeases(x, repo, x.now)) {
+      const same =
+        holderRun !== undefined ? l.run_id === holderRun : l.run_id === undefined && l.principal === caller.principal
+      if (same) continue
+      for (const a of paths)
+        for (const b of l.paths)
+          if (globsOverlap(a, b))
+            throw conflict(`'${a}' overlaps lease ${l.id} ('${b}') held by ${l.holder}`, {
+              lease: l.id,
+              holder: l.holder,
+              path: a,
+              held: b,
+              expires_at: l.expires_at,
+            })
+    }
+    const id = await x.nextId('lease', 'lease-')
+    const lease: LeaseRec = {
+      id,
+      repo,
+      paths,
+      holder: caller.actor,
+      principal: caller.principal,
+      expires_at: deadline(x.now, ttlS ?? DEFAULT_TTL_S),
+      created_at: x.now.toISOString(),
+      released: false,
+    }
+    if (holderRun !== undefined) lease.run_id = holderRun
+    x.write({ c: 'leases', k: id, v: lease })
+    return lease
+  })
 }
 
-export function releaseLease(ctx: Ctx, caller: Caller, id: string): void {
-  const l = inScope(caller, ctx.store.get('leases', id), 'lease', id)
-  authorize(ctx.store, caller, 'coordinate', l.repo, 'contributor')
-  if (l.principal !== caller.principal && !roleAtLeast(roleOf(ctx.store, l.repo, caller.principal), 'maintainer'))
-    throw forbidden('lease belongs to another principal', { lease: id, holder: l.holder })
-  if (l.released) throw conflict('lease already released', { lease: id })
-  ctx.store.commit([{ c: 'leases', k: id, v: { ...l, released: true } }])
+export async function releaseLease(ctx: Ctx, caller: Caller, id: string): Promise<void> {
+  const { repo } = inScope(caller, await ctx.state.get('leases', id), 'lease', id)
+  await ctx.state.tx([repoLock(repo)], async (x) => {
+    const l = inScope(caller, await x.get('leases', id), 'lease', id)
+    await authorize(x, caller, 'coordinate', l.repo, 'contributor')
+    if (l.principal !== caller.principal && !roleAtLeast(await roleOf(x, l.repo, caller.principal), 'maintainer'))
+      throw forbidden('lease belongs to another principal', { lease: id, holder: l.holder })
+    if (l.released) throw conflict('lease already released', { lease: id })
+    x.write({ c: 'leases', k: id, v: { ...l, released: true } })
+  })
 }

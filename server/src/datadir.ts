@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { Store, fsyncDir } from './store.ts'
+import { openState } from './open-state.ts'
+import { fsyncDir } from './store.ts'
 import { adminMint } from './admin.ts'
 
 // Layout of a data directory:
@@ -17,20 +18,20 @@ export function isDataDir(dir: string): boolean {
   return fs.existsSync(path.join(dir, MARKER))
 }
 
-export function initDataDir(dir: string): { adminTokenFile: string } {
+export async function initDataDir(dir: string): Promise<{ adminTokenFile: string }> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   if (isDataDir(dir)) throw new Error(`${dir} is already an ag-server data directory`)
   if (fs.readdirSync(dir).length > 0) throw new Error(`${dir} is not empty`)
   for (const sub of ['state', 'repos', 'tmp']) fs.mkdirSync(path.join(dir, sub), { mode: 0o700 })
-  const store = Store.open(path.join(dir, 'state'))
-  const { token } = adminMint(store, {
+  const state = await openState({ dataDir: dir })
+  const { token } = await adminMint(state, {
     principal: 'human:admin',
     scopes: ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate', 'admin'],
     repos: ['*'],
     ttl_s: 10 * 365 * 86400,
     label: 'created by ag-server init',
   })
-  store.close()
+  await state.close()
   const adminTokenFile = path.join(dir, 'admin.token')
   writeSecret(adminTokenFile, token)
   fs.writeFileSync(path.join(dir, MARKER), JSON.stringify({ format: 1, created_at: new Date().toISOString() }) + '\n')

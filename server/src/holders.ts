@@ -1,6 +1,6 @@
 import net from 'node:net'
 import { authenticate } from './auth.ts'
-import type { Store } from './store.ts'
+import type { State } from './state.ts'
 
 // `serve --exit-with-holders`: a server that lives exactly as long as someone holds it. Each
 // holder (an `ag-mcp --local` session, or an `ag-mcp proposals` command) keeps one connection
@@ -37,7 +37,7 @@ const FIRST_HOLDER_MS = 60_000
 
 export async function holdOpen(o: {
   host: string
-  store: Store
+  state: State
   /** stdin is the parent's pipe: it holds the server until it closes. */
   stdinHolds: boolean
   onIdle: () => void
@@ -78,17 +78,18 @@ export async function holdOpen(o: {
       socket.off('data', onData)
       pendingSockets.delete(socket)
       socket.setTimeout(0)
-      const hello = parseHello(line.slice(0, nl), o.store)
-      if (!hello || closing) return void socket.destroy()
-      if (hello.list) {
-        socket.end(`${JSON.stringify({ holders: [...held.values()] })}\n`)
-        return
-      }
-      const info: HolderInfo = { pid: hello.pid, since: new Date().toISOString() }
-      if (hello.slot !== false) info.slot = freeSlot(hello.slot === true ? undefined : hello.slot)
-      held.set(socket, info)
-      clearTimeout(firstHolder)
-      socket.write(`${JSON.stringify(info.slot === undefined ? {} : { slot: info.slot })}\n`)
+      void parseHello(line.slice(0, nl), o.state).then((hello) => {
+        if (!hello || closing) return void socket.destroy()
+        if (hello.list) {
+          socket.end(`${JSON.stringify({ holders: [...held.values()] })}\n`)
+          return
+        }
+        const info: HolderInfo = { pid: hello.pid, since: new Date().toISOString() }
+        if (hello.slot !== false) info.slot = freeSlot(hello.slot === true ? undefined : hello.slot)
+        held.set(socket, info)
+        clearTimeout(firstHolder)
+        socket.write(`${JSON.stringify(info.slot === undefined ? {} : { slot: info.slot })}\n`)
+      })
     }
     socket.on('data', onData)
     socket.on('error', () => socket.destroy())
@@ -117,7 +118,10 @@ export async function holdOpen(o: {
   return { address: `${host}:${addr.port}`, list: () => [...held.values()] }
 }
 
-function parseHello(text: string, store: Store): { pid: number; slot: boolean | number; list: boolean } | undefined {
+async function parseHello(
+  text: string,
+  state: State,
+): Promise<{ pid: number; slot: boolean | number; list: boolean } | undefined> {
   let v: unknown
   try {
     v = JSON.parse(text)
@@ -128,7 +132,7 @@ function parseHello(text: string, store: Store): { pid: number; slot: boolean | 
   const h = v as { token?: unknown; pid?: unknown; slot?: unknown; list?: unknown }
   if (typeof h.token !== 'string') return undefined
   try {
-    if (!authenticate(store, `Bearer ${h.token}`, undefined).token.scopes.includes('admin')) return undefined
+    if (!(await authenticate(state, `Bearer ${h.token}`, undefined)).token.scopes.includes('admin')) return undefined
   } catch {
     return undefined
   }

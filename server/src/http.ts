@@ -8,9 +8,9 @@ import { Router } from './router.ts'
 import { registerRoutes } from './routes.ts'
 import { registerAdminRoutes } from './admin-routes.ts'
 import { validateBody } from './validate.ts'
-import { isStorageFull, requestScope, Store } from './store.ts'
+import { openState } from './open-state.ts'
+import { isStorageFull, requestScope } from './store.ts'
 import { RepoRegistry } from './repos.ts'
-import { KeyedMutex } from './mutex.ts'
 import { GitError } from './git.ts'
 import { settleAtStartup } from './intents.ts'
 import { settleWorkspaceRefs } from './wsrefs.ts'
@@ -50,11 +50,10 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const store = Store.open(path.join(opts.dataDir, 'state'), opts.log ? { log: opts.log } : {})
+  const state = await openState({ dataDir: opts.dataDir, ...(opts.log ? { log: opts.log } : {}) })
   const ctx: Ctx = {
-    store,
+    state,
     repos: new RepoRegistry(path.join(opts.dataDir, 'repos')),
-    mutex: new KeyedMutex(),
     limits: { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) },
     tmpDir: path.join(opts.dataDir, 'tmp'),
   }
@@ -68,7 +67,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   registerAdminRoutes(router)
   const limiter = new RateLimiter(opts.rate ?? 50, opts.burst ?? 200)
   const log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
-  const keys = new IdempotencyKeys(store)
+  const keys = new IdempotencyKeys(state)
   let listening = ''
   const ui = opts.ui ? new Ui(opts.ui, () => listening) : undefined
 
@@ -80,7 +79,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // Each request runs in a scope that collects the journal offsets it depends on, so
     // its answer waits for exactly the fsync that makes them durable (group commit).
     requestScope
-      .run(ctx.store.newScope(), () => handle({ ctx, router, limiter, keys, log, ui }, req, res))
+      .run(ctx.state.newScope(), () => handle({ ctx, router, limiter, keys, log, ui }, req, res))
       .catch((e: unknown) => {
         log(`ag-server: unhandled ${String(e)}`)
         if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
@@ -106,7 +105,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await new Promise<void>((r) => server.close(() => r()))
       await maintenance?.stop()
       ctx.repos.closeAll()
-      store.close()
+      await state.close()
     },
   }
 }
@@ -149,7 +148,7 @@ interface Served {
 /** What this request wrote (and read of others' writes) is durable. */
 function settled(ctx: Ctx): Promise<void> {
   const scope = requestScope.getStore()
-  return scope ? ctx.store.settle(scope) : ctx.store.flush()
+  return scope ? ctx.state.settle(scope) : ctx.state.flush()
 }
 
 async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -167,8 +166,8 @@ async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerRes
     const m = router.match(method, rel)
     if (m === undefined) throw new AgwpError('not_found', `unknown endpoint ${method} ${rel.slice(0, 200)}`)
     if (m === 'method') throw new AgwpError('not_found', `method ${method} not supported on ${rel.slice(0, 200)}`)
-    const caller = authenticate(
-      ctx.store,
+    const caller = await authenticate(
+      ctx.state,
       header(req, 'authorization'),
       header(req, 'agwp-run'),
       header(req, 'agwp-repo'),
@@ -208,14 +207,14 @@ async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerRes
       repo: header(req, 'agwp-repo'),
       body: raw,
     })
-    const b = keys.begin(caller.principal, key, fp)
+    const b = await keys.begin(caller.principal, key, fp)
     if (b.kind === 'answer') return await reply(sv, res, await b.outcome, { 'Idempotent-Replayed': 'true' })
     let o: Outcome = { status: 500, body: errorBody(new AgwpError('internal', 'internal error')) }
     try {
-      o = await run({ ...ctx, store: b.store })
+      o = await run({ ...ctx, state: b.state })
     } finally {
       // Recorded before the answer leaves, and always: a repeat waiting on it must hear back.
-      o = b.finish(o)
+      o = await b.finish(o)
     }
     await reply(sv, res, o)
   } catch (e) {

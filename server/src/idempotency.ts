@@ -1,7 +1,6 @@
 import crypto from 'node:crypto'
 import { type AgwpError, conflict, errorBody, invalid } from './errors.ts'
-import type { Op } from './state.ts'
-import type { Store } from './store.ts'
+import type { Op, State, Tx } from './state.ts'
 import type { IdempotencyRec } from './types.ts'
 
 // Idempotency-Key: a state-changing request that carries one may be sent again (after a lost
@@ -12,8 +11,8 @@ import type { IdempotencyRec } from './types.ts'
 //   - a repeat while the original still runs waits for it and gets the same answer;
 //   - a repeat with another method, path, run, repository or body is refused (422);
 //   - the same key from another principal is another key.
-// The record is written in the same journal line as the request's first state change (every
-// commit the request makes carries it, marked `applied`), so a crash can never leave an
+// The record is written in the same commit as the request's first state change (every
+// transaction of the request that writes carries it, marked `applied`: MarkedState), so a crash can never leave an
 // effect without its key: a repeat after such a crash, whose answer was not yet recorded, is
 // answered 409 rather than applied twice. The answer itself is one more commit after the
 // handler returns.
@@ -38,8 +37,8 @@ export interface Outcome {
 export type Begin =
   /** A repeat: answer this, run nothing. */
   | { kind: 'answer'; outcome: Promise<Outcome> }
-  /** First sight of the key: run the request with `store`, then call `finish`. */
-  | { kind: 'run'; store: Store; finish: (o: Outcome) => Outcome }
+  /** First sight of the key: run the request with `state`, then call `finish`. */
+  | { kind: 'run'; state: State; finish: (o: Outcome) => Promise<Outcome> }
 
 export function checkKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined
@@ -71,93 +70,157 @@ export class IdempotencyKeys {
   private lastSweep = 0
 
   constructor(
-    private readonly store: Store,
+    private readonly state: State,
     private readonly keepMs = KEEP_MS,
   ) {}
 
   /**
-   * Synchronous from lookup to registration, so two copies of one request arriving together
-   * can never both run.
+   * Lookup and registration in one transaction on the key's lock (`idem:<key>`), so two
+   * copies of one request arriving together can never both run.
    */
-  begin(principal: string, key: string, fp: string): Begin {
-    this.sweep()
+  async begin(principal: string, key: string, fp: string): Promise<Begin> {
+    await this.sweep()
     // Hashed with the principal: keys of different principals never meet, and a record key
     // has one shape whatever the client sent.
     const k = crypto.createHash('sha256').update(`${principal}\n${key}`).digest('hex')
-    const live = this.running.get(k)
-    if (live) {
-      if (live.fingerprint !== fp) throw reused()
-      return { kind: 'answer', outcome: live.outcome }
-    }
-    const rec = this.store.get('idempotency', k)
-    if (rec && rec.principal === principal && Date.parse(rec.expires_at) > Date.now()) {
-      if (rec.fingerprint !== fp) throw reused()
-      if (rec.state === 'answered' && rec.status !== undefined)
-        return { kind: 'answer', outcome: Promise.resolve({ status: rec.status, body: rec.body }) }
-      const e = conflict(
-        'the request with this Idempotency-Key was applied, but its answer was not kept; read the current state instead of repeating it',
-        { header: 'Idempotency-Key' },
-      )
-      return { kind: 'answer', outcome: Promise.resolve({ status: e.status, body: errorBody(e) }) }
-    }
+    return this.state.tx([lockOf(k)], async (t) => {
+      const live = this.running.get(k)
+      if (live) {
+        if (live.fingerprint !== fp) throw reused()
+        return { kind: 'answer', outcome: live.outcome }
+      }
+      const rec = await t.get('idempotency', k)
+      if (rec && rec.principal === principal && Date.parse(rec.expires_at) > t.now.getTime()) {
+        if (rec.fingerprint !== fp) throw reused()
+        if (rec.state === 'answered' && rec.status !== undefined)
+          return { kind: 'answer', outcome: Promise.resolve({ status: rec.status, body: rec.body }) }
+        const e = conflict(
+          'the request with this Idempotency-Key was applied, but its answer was not kept; read the current state instead of repeating it',
+          { header: 'Idempotency-Key' },
+        )
+        return { kind: 'answer', outcome: Promise.resolve({ status: e.status, body: errorBody(e) }) }
+      }
+      // An expired record goes now, under the key's lock: a sweep that read it cannot later
+      // delete the fresh record this request writes.
+      if (rec) t.write({ c: 'idempotency', k, v: null })
+      return this.start(k, principal, fp, t.now)
+    })
+  }
+
+  /** Register a first run of key k and the view of the state it runs with. */
+  private start(k: string, principal: string, fp: string, now: Date): Begin {
     const base: IdempotencyRec = {
       principal,
       fingerprint: fp,
       state: 'applied',
-      expires_at: new Date(Date.now() + this.keepMs).toISOString(),
+      expires_at: new Date(now.getTime() + this.keepMs).toISOString(),
     }
-    let applied = false
-    const mark: Op = { c: 'idempotency', k, v: base }
-    // Every commit of this request carries the mark, in the same journal line. A view, not a
-    // copy: reads go through to the one store (Object.create); commit, the one public method
-    // that changes a Store, is replaced here and runs on the store itself.
-    const view = Object.create(this.store) as Store
-    view.commit = (ops: Op[]): void => {
-      if (ops.length === 0) return
-      this.store.commit([...ops, mark])
-      applied = true
-    }
+    const marked = new MarkedState(this.state, { c: 'idempotency', k, v: base })
     let settle!: (o: Outcome) => void
     const outcome = new Promise<Outcome>((r) => (settle = r))
     this.running.set(k, { fingerprint: fp, outcome })
-    const finish = (o: Outcome): Outcome => {
+    const finish = async (o: Outcome): Promise<Outcome> => {
       this.running.delete(k)
       settle(o)
       // A server error before any change: nothing happened, a repeat may run it again.
-      if (o.status >= 500 && !applied) return o
+      if (o.status >= 500 && !marked.applied) return o
       const text = JSON.stringify(o.body)
       const kept: IdempotencyRec =
         Buffer.byteLength(text) <= MAX_KEPT_BODY_BYTES
           ? { ...base, state: 'answered', status: o.status, body: o.body }
           : base
       try {
-        this.store.commit([{ c: 'idempotency', k, v: kept }])
+        await this.state.tx([lockOf(k)], async (t) => t.write({ c: 'idempotency', k, v: kept }))
       } catch {
         // The effect is journaled, its answer is not (e.g. a full disk): the client still gets
         // it now, and a repeat learns that the request was applied (409), never a second effect.
       }
       return o
     }
-    return { kind: 'run', store: view, finish }
+    return { kind: 'run', state: marked, finish }
   }
 
-  /** Forget expired keys, at most once a minute, in one journal line. */
-  private sweep(): void {
-    const now = Date.now()
-    if (now - this.lastSweep < SWEEP_EVERY_MS) return
-    this.lastSweep = now
+  /** Forget expired keys, at most once a minute, in one transaction holding their locks. */
+  private async sweep(): Promise<void> {
+    const now = await this.state.now()
+    if (now.getTime() - this.lastSweep < SWEEP_EVERY_MS) return
+    this.lastSweep = now.getTime()
     // By the minute each key expires in: only the expired keys are read, never every answer kept.
-    const minute = new Date(now).toISOString().slice(0, 16)
-    const ops: Op[] = []
-    for (const m of this.store.indexKeys('idempotencyByExpiry')) {
-      if (m > minute) continue
-      for (const k of this.store.idsByIndex('idempotencyByExpiry', m)) {
-        const rec = m < minute ? undefined : this.store.get('idempotency', k)
-        if (rec === undefined || Date.parse(rec.expires_at) <= now) ops.push({ c: 'idempotency', k, v: null })
+    const minute = now.toISOString().slice(0, 16)
+    const due = (await this.state.indexKeys('idempotencyByExpiry')).filter((m) => m <= minute)
+    const keys = new Set<string>()
+    for (const m of due) for (const k of await this.state.idsByIndex('idempotencyByExpiry', m)) keys.add(k)
+    if (keys.size === 0) return
+    await this.state.tx([...keys].map(lockOf), async (t) => {
+      for (const k of keys) {
+        const rec = await t.get('idempotency', k)
+        if (rec !== undefined && Date.parse(rec.expires_at) <= t.now.getTime())
+          t.write({ c: 'idempotency', k, v: null })
       }
-    }
-    this.store.commit(ops)
+    })
   }
+}
+
+const lockOf = (k: string): string => `idem:${k}`
+
+/**
+ * The state a request with an Idempotency-Key runs with: the same state, except that every
+ * transaction that writes anything also writes the key's record (`mark`), in the same
+ * commit, so a crash can never leave the request's effect without its key.
+ */
+class MarkedState implements State {
+  /** a transaction of the request has committed a change */
+  applied = false
+
+  constructor(
+    private readonly inner: State,
+    private readonly mark: Op,
+  ) {}
+
+  get backend(): State['backend'] {
+    return this.inner.backend
+  }
+
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+    let wrote = false
+    const out = this.inner.tx(locks, async (t) => {
+      const view: Tx = {
+        get: (c, k) => t.get(c, k),
+        all: (c) => t.all(c),
+        entries: (c) => t.entries(c),
+        byIndex: (n, k) => t.byIndex(n, k),
+        idsByIndex: (n, k) => t.idsByIndex(n, k),
+        indexKeys: (n) => t.indexKeys(n),
+        tokenByHash: (h) => t.tokenByHash(h),
+        nextId: (name, prefix) => t.nextId(name, prefix),
+        write: (...ops) => {
+          if (ops.length > 0) wrote = true
+          t.write(...ops)
+        },
+        now: t.now,
+      }
+      const r = await fn(view)
+      if (wrote) t.write(this.mark)
+      return r
+    })
+    return out.then((r) => {
+      if (wrote) this.applied = true
+      return r
+    })
+  }
+
+  get: State['get'] = (c, k) => this.inner.get(c, k)
+  all: State['all'] = (c) => this.inner.all(c)
+  entries: State['entries'] = (c) => this.inner.entries(c)
+  byIndex: State['byIndex'] = (n, k) => this.inner.byIndex(n, k)
+  idsByIndex: State['idsByIndex'] = (n, k) => this.inner.idsByIndex(n, k)
+  indexKeys: State['indexKeys'] = (n) => this.inner.indexKeys(n)
+  tokenByHash: State['tokenByHash'] = (h) => this.inner.tokenByHash(h)
+  now: State['now'] = () => this.inner.now()
+  newScope: State['newScope'] = () => this.inner.newScope()
+  settle: State['settle'] = (s) => this.inner.settle(s)
+  flush: State['flush'] = () => this.inner.flush()
+  close: State['close'] = () => this.inner.close()
 }
 
 function reused(): AgwpError {

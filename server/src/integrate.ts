@@ -9,7 +9,6 @@ import { emailOf, getProposal, identityOf } from './proposals.ts'
 import { evaluate } from './reviews.ts'
 import type { Op } from './state.ts'
 import type { ProposalRec } from './types.ts'
-import { nowIso } from './util.ts'
 
 export async function integrate(
   ctx: Ctx,
@@ -17,18 +16,20 @@ export async function integrate(
   id: string,
   body: { strategy?: 'merge' | 'fast_forward' | 'squash'; expected_target_head?: string },
 ): Promise<Record<string, unknown>> {
-  const p0 = getProposal(ctx, caller, id)
-  authorize(ctx.store, caller, 'integrate', p0.repo, 'maintainer')
+  const p0 = await getProposal(ctx, caller, id)
+  await authorize(ctx.state, caller, 'integrate', p0.repo, 'maintainer')
   if (caller.kind === 'agent' && p0.author_principal === caller.principal)
     throw forbidden('an agent can never integrate its own proposal', { author: p0.author_principal })
-  const policy = policyOf(ctx.store, p0.repo)
+  const policy = await policyOf(ctx.state, p0.repo)
   if (policy.protected_branches.some((g) => minimatch(p0.target, g)) && caller.kind !== 'human') {
     throw forbidden(`'${p0.target}' is protected: only a human maintainer can integrate into it`, { target: p0.target })
   }
   const repo = ctx.repos.get(p0.repo)
   const strategy = body.strategy ?? 'merge'
-  return ctx.mutex.run(`repo:${p0.repo}`, async () => {
-    const p = ctx.store.get('proposals', id) as ProposalRec
+  // Under the repository's lock (withdraw, revise and review take it too): the proposal's
+  // state, the branch update and its record are decided and committed together.
+  return ctx.state.tx([`repo:${p0.repo}`], async (t) => {
+    const p = (await t.get('proposals', id)) as ProposalRec
     const ev = await evaluate(ctx, p)
     const blockers = ev['integration_blockers'] as { code: string; message: string }[]
     const T = ev['target_head'] as string | null
@@ -81,7 +82,7 @@ export async function integrate(
       )
     }
     const used = T === null || next === p.head ? 'fast_forward' : strategy
-    const now = nowIso()
+    const now = t.now.toISOString()
     const integrated = {
       commit: next,
       strategy: used,
@@ -97,7 +98,7 @@ export async function integrate(
     // Compare-and-swap under a journaled intent: if anything moved the branch since we
     // read T, nobody wins silently; if the server dies after the ref moved, start-up
     // completes the record (intents.ts).
-    if (!(await casWithIntent(ctx, repo, `refs/heads/${p.target}`, next, T, 'contains', record)))
+    if (!(await casWithIntent(ctx, t, repo, `refs/heads/${p.target}`, next, T, 'contains', record)))
       throw conflict('target branch moved during integration', { target: p.target })
     return { proposal: id, target: p.target, commit: next, previous_target_head: T, strategy: used }
   })

@@ -1,8 +1,7 @@
 import type { Ctx } from './context.ts'
-import type { Op } from './state.ts'
+import type { Op, Tx } from './state.ts'
 import type { Repo } from './repos.ts'
 import type { IntentRec } from './types.ts'
-import { nowIso } from './util.ts'
 import { settleRepository } from './refs.ts'
 
 // Crash-consistent ref updates. A ref move (git) and the record of it (journal) are two
@@ -15,13 +14,16 @@ import { settleRepository } from './refs.ts'
 const keyOf = (repo: string, ref: string): string => `${repo}:${ref}`
 
 /**
- * CAS `ref` from `expected` to `next` under a journaled intent. `complete` builds the ops
- * that record the update; it is called once before the update (the copy kept in the
- * intent, for recovery) and again after it succeeds (so the ops see the latest state).
- * Returns false, with nothing recorded, when the ref no longer holds `expected`.
+ * CAS `ref` from `expected` to `next` under a journaled intent, inside the transaction t
+ * that decided the update (holding the repository's lock). The intent is committed on its
+ * own and made durable before the ref moves; the record of the update (`complete()`, built
+ * again after the move so it sees the latest state) and the intent's removal are queued on
+ * t, so they commit with t's other writes. Returns false, with the intent removed and
+ * nothing else recorded, when the ref no longer holds `expected`.
  */
 export async function casWithIntent(
   ctx: Ctx,
+  t: Tx,
   repo: Repo,
   ref: string,
   next: string,
@@ -30,10 +32,19 @@ export async function casWithIntent(
   complete: () => Op[],
 ): Promise<boolean> {
   const k = keyOf(repo.name, ref)
-  const intent: IntentRec = { repo: repo.name, ref, expected, next, accept, ops: complete(), created_at: nowIso() }
-  ctx.store.commit([{ c: 'intents', k, v: intent }])
-  // The intent must be on disk before the ref moves (group commit defers the fsync).
-  await ctx.store.flush()
+  const intent: IntentRec = {
+    repo: repo.name,
+    ref,
+    expected,
+    next,
+    accept,
+    ops: complete(),
+    created_at: t.now.toISOString(),
+  }
+  // Its own transaction: the intent must be on disk before the ref moves, whatever t does.
+  await ctx.state.tx([], async (i) => i.write({ c: 'intents', k, v: intent }))
+  await ctx.state.flush()
+  const drop = (): Promise<void> => ctx.state.tx([], async (d) => d.write({ c: 'intents', k, v: null }))
   let moved: boolean
   try {
     moved = await repo.casRef(ref, next, expected)
@@ -41,12 +52,17 @@ export async function casWithIntent(
     // The update-ref process failed in an unknown way: the ref itself says what happened.
     moved = (await repo.refValue(ref).catch(() => undefined)) === next
     if (!moved) {
-      ctx.store.commit([{ c: 'intents', k, v: null }])
+      await drop()
       throw e
     }
   }
-  ctx.store.commit(moved ? [...complete(), { c: 'intents', k, v: null }] : [{ c: 'intents', k, v: null }])
-  return moved
+  if (!moved) {
+    await drop()
+    return false
+  }
+  // If t's commit fails now, the intent stays and start-up completes it from the ref.
+  t.write(...complete(), { c: 'intents', k, v: null })
+  return true
 }
 
 /** Settle the intents a crash left behind; run before the server accepts requests. */
@@ -56,14 +72,16 @@ export async function reconcileIntents(
 ): Promise<{ completed: string[]; dropped: string[] }> {
   const completed: string[] = []
   const dropped: string[] = []
-  for (const [k, it] of ctx.store.entries('intents')) {
+  for (const [k, it] of await ctx.state.entries('intents')) {
     let happened = false
     if (ctx.repos.exists(it.repo)) {
       const repo = ctx.repos.get(it.repo)
       const cur = await repo.refValue(it.ref)
       happened = cur === it.next || (it.accept === 'contains' && cur !== null && (await repo.isAncestor(it.next, cur)))
     }
-    ctx.store.commit(happened ? [...(it.ops as Op[]), { c: 'intents', k, v: null }] : [{ c: 'intents', k, v: null }])
+    await ctx.state.tx([`repo:${it.repo}`], async (t) =>
+      t.write(...(happened ? (it.ops as Op[]) : []), { c: 'intents', k, v: null }),
+    )
     ;(happened ? completed : dropped).push(k)
     log(
       `ag-server: ${happened ? 'completed' : 'dropped'} pending update of ${it.ref} in ${it.repo} (${it.next.slice(0, 12)})`,
@@ -79,7 +97,7 @@ export async function reconcileIntents(
  */
 export async function settleAtStartup(ctx: Ctx, log: (m: string) => void = () => undefined): Promise<void> {
   await reconcileIntents(ctx, log)
-  await ctx.store.flush()
+  await ctx.state.flush()
   for (const name of ctx.repos.names()) {
     const removed = settleRepository(ctx.repos.dirOf(name))
     if (removed.length)

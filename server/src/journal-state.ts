@@ -31,6 +31,9 @@ export class JournalState implements State {
   async byIndex<N extends IndexName>(name: N, key: string): Promise<Indexed<N>[]> {
     return this.store.byIndex(name, key)
   }
+  async idsByIndex(name: IndexName, key: string): Promise<string[]> {
+    return this.store.idsByIndex(name, key)
+  }
   async indexKeys(name: IndexName): Promise<string[]> {
     return this.store.indexKeys(name)
   }
@@ -56,6 +59,7 @@ export class JournalState implements State {
       all: (c) => this.all(c),
       entries: (c) => this.entries(c),
       byIndex: (name, key) => this.byIndex(name, key),
+      idsByIndex: (name, key) => this.idsByIndex(name, key),
       indexKeys: (name) => this.indexKeys(name),
       tokenByHash: (h) => this.tokenByHash(h),
       nextId: async (name, prefix) => {

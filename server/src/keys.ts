@@ -1,8 +1,7 @@
 import crypto from 'node:crypto'
 import { conflict, invalid, notFound } from './errors.ts'
-import type { Store } from './store.ts'
+import type { State, StateReader } from './state.ts'
 import type { KeyRec } from './types.ts'
-import { nowIso } from './util.ts'
 
 // Signing keys of principals (Ed25519 public keys, verified in process with node:crypto).
 // A key belongs to one principal for good: it is revoked, never deleted or moved, so a
@@ -72,43 +71,46 @@ export function viewKey(k: KeyRec): Record<string, unknown> {
   return { ...k }
 }
 
-export function keyAdd(store: Store, b: { principal: string; public_key: string; label?: string }): KeyRec {
+export function keyAdd(state: State, b: { principal: string; public_key: string; label?: string }): Promise<KeyRec> {
   if (!PRINCIPAL_RE.test(b.principal))
     throw invalid('principal must be agent:<name> or human:<name>', { field: 'principal' })
   const raw = parsePublicKey(b.public_key)
   const id = keyIdOf(raw)
-  const old = store.get('keys', id)
-  if (old)
-    throw conflict(
-      old.principal === b.principal && old.revoked_at === undefined
-        ? `key ${id} is already registered for ${old.principal}`
-        : `key ${id} is already registered for ${old.principal}${old.revoked_at !== undefined ? ' (revoked)' : ''}; a key belongs to one principal and is never reused`,
-      { key_id: id },
-    )
-  const rec: KeyRec = {
-    id,
-    principal: b.principal,
-    algorithm: 'ed25519',
-    public_key: raw.toString('base64'),
-    created_at: nowIso(),
-  }
-  if (b.label !== undefined) rec.label = b.label
-  store.commit([{ c: 'keys', k: id, v: rec }])
-  return rec
+  return state.tx([`key:${id}`], async (t) => {
+    const old = await t.get('keys', id)
+    if (old)
+      throw conflict(
+        old.principal === b.principal && old.revoked_at === undefined
+          ? `key ${id} is already registered for ${old.principal}`
+          : `key ${id} is already registered for ${old.principal}${old.revoked_at !== undefined ? ' (revoked)' : ''}; a key belongs to one principal and is never reused`,
+        { key_id: id },
+      )
+    const rec: KeyRec = {
+      id,
+      principal: b.principal,
+      algorithm: 'ed25519',
+      public_key: raw.toString('base64'),
+      created_at: t.now.toISOString(),
+    }
+    if (b.label !== undefined) rec.label = b.label
+    t.write({ c: 'keys', k: id, v: rec })
+    return rec
+  })
 }
 
-export function keyList(store: Store, principal?: string): KeyRec[] {
-  return store
-    .all('keys')
+export async function keyList(state: StateReader, principal?: string): Promise<KeyRec[]> {
+  return (await state.all('keys'))
     .filter((k) => principal === undefined || k.principal === principal)
     .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1))
 }
 
-export function keyRevoke(store: Store, id: string): KeyRec {
-  const k = store.get('keys', id)
-  if (!k) throw notFound(`key '${id.slice(0, 64)}' not found`, { key_id: id.slice(0, 64) })
-  if (k.revoked_at !== undefined) return k
-  const next: KeyRec = { ...k, revoked_at: nowIso() }
-  store.commit([{ c: 'keys', k: id, v: next }])
-  return next
+export function keyRevoke(state: State, id: string): Promise<KeyRec> {
+  return state.tx([`key:${id}`], async (t) => {
+    const k = await t.get('keys', id)
+    if (!k) throw notFound(`key '${id.slice(0, 64)}' not found`, { key_id: id.slice(0, 64) })
+    if (k.revoked_at !== undefined) return k
+    const next: KeyRec = { ...k, revoked_at: t.now.toISOString() }
+    t.write({ c: 'keys', k: id, v: next })
+    return next
+  })
 }

@@ -215,7 +215,7 @@ async function step(ctx: Ctx | undefined, repo: Repo, s: Step, graceS: number): 
 async function resettleWorkspaceRefs(ctx: Ctx, repo: Repo): Promise<void> {
   for (const { ref } of listRefs(repo.gitDir, WORKSPACE_REFS) ?? []) {
     const id = ref.slice(WORKSPACE_REFS.length)
-    const ws = ctx.store.get('workspaces', id)
+    const ws = await ctx.state.get('workspaces', id)
     const surelyNeeded = ws && ws.state === 'open' && ws.proposals.length === 0
     if (!surelyNeeded) await releaseWorkspaceRef(ctx, repo, id)
   }

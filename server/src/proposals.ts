@@ -3,7 +3,7 @@ import { authorize, inScope, roleAtLeast, roleOf, type Caller } from './auth.ts'
 import { conflict, forbidden, invalid } from './errors.ts'
 import { casWithIntent } from './intents.ts'
 import { formatCommit, type RawObject } from './objects.ts'
-import type { Op } from './state.ts'
+import type { Op, StateReader } from './state.ts'
 import { checkBranch } from './paths.ts'
 import type { Repo } from './repos.ts'
 import type { ProposalRec, WorkspaceRec } from './types.ts'
@@ -48,9 +48,14 @@ function messageFor(
   return `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}${trailers.join('\n')}\n`
 }
 
-export function getProposal(ctx: Ctx, caller: Caller, id: string): ProposalRec {
-  const p = inScope(caller, ctx.store.get('proposals', id), 'proposal', id)
-  authorize(ctx.store, caller, 'read', p.repo, 'reader')
+export async function getProposal(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  state: StateReader = ctx.state,
+): Promise<ProposalRec> {
+  const p = inScope(caller, await state.get('proposals', id), 'proposal', id)
+  await authorize(state, caller, 'read', p.repo, 'reader')
   return p
 }
 
@@ -60,24 +65,24 @@ export async function createProposal(
   wsId: string,
   body: { title: string; description?: string; task?: string; reasoning?: string; target?: string },
 ): Promise<ProposalRec> {
-  const ws0 = getWorkspace(ctx, caller, wsId, false)
-  authorize(ctx.store, caller, 'propose', ws0.repo, 'contributor')
+  const ws0 = await getWorkspace(ctx, caller, wsId, false)
+  await authorize(ctx.state, caller, 'propose', ws0.repo, 'contributor')
   if (ws0.state !== 'open') throw conflict('workspace is discarded', { workspace: wsId })
   if (body.task !== undefined) {
-    const t = ctx.store.get('tasks', body.task)
+    const t = await ctx.state.get('tasks', body.task)
     if (!t || t.repo !== ws0.repo)
       throw invalid(`task '${body.task.slice(0, 64)}' not found in this repository`, { field: 'task' })
   }
   const repo = ctx.repos.get(ws0.repo)
   const target = checkBranch(body.target ?? (await defaultTarget(repo, ws0)), 'target')
   await requireBranchBase(repo, ws0, await repo.branchHead(target))
-  // No repository lock: the id is reserved up front (a failed attempt burns it), so the
-  // new ref cannot collide and commit building runs in parallel with other proposals.
+  // The id is reserved up front (a failed attempt burns it), so the new ref cannot collide
+  // and commit building runs outside the repository's lock, in parallel with other
+  // proposals; only the ref update and its record take the lock.
   {
     const ws = ws0
     if (Object.keys(ws.changes).length === 0) throw invalid('workspace has no changes to propose', { workspace: wsId })
-    const { id, op } = ctx.store.nextId('proposal', 'pr-')
-    ctx.store.commit([op])
+    const id = await ctx.state.tx([], (t) => t.nextId('proposal', 'pr-'))
     const description = body.description ?? ''
     const head = await commitWorkspace(
       repo,
@@ -110,9 +115,11 @@ export async function createProposal(
       { c: 'proposals', k: id, v: p },
       { c: 'workspaces', k: ws.id, at: ['proposals'], add: id },
     ]
-    if (!(await casWithIntent(ctx, repo, refOf(id), head, null, 'exact', record)))
-      throw conflict('proposal ref already exists', { ref: refOf(id) })
-    // The proposal ref keeps what was proposed: the workspace ref goes unless writes followed.
+    await ctx.state.tx([`repo:${ws.repo}`], async (t) => {
+      if (!(await casWithIntent(ctx, t, repo, refOf(id), head, null, 'exact', record)))
+        throw conflict('proposal ref already exists', { ref: refOf(id) })
+    })
+    // Committed: the proposal ref keeps what was proposed: the workspace ref goes unless writes followed.
     await releaseWorkspaceRef(ctx, repo, ws.id)
     return p
   }
@@ -144,16 +151,16 @@ export async function reviseProposal(
   id: string,
   body: { workspace: string; note?: string },
 ): Promise<ProposalRec> {
-  const p0 = getProposal(ctx, caller, id)
-  authorize(ctx.store, caller, 'propose', p0.repo, 'contributor')
+  const p0 = await getProposal(ctx, caller, id)
+  await authorize(ctx.state, caller, 'propose', p0.repo, 'contributor')
   if (p0.author_principal !== caller.principal)
     throw forbidden('only the author can revise a proposal', { author: p0.author_principal })
-  const ws = getWorkspace(ctx, caller, body.workspace, false)
+  const ws = await getWorkspace(ctx, caller, body.workspace, false)
   if (ws.repo !== p0.repo) throw invalid('workspace belongs to another repository', { field: 'workspace' })
   const repo = ctx.repos.get(p0.repo)
   await requireBranchBase(repo, ws, await repo.branchHead(p0.target))
-  return ctx.mutex.run(`repo:${p0.repo}`, async () => {
-    const p = ctx.store.get('proposals', id) as ProposalRec
+  const next = await ctx.state.tx([`repo:${p0.repo}`], async (t) => {
+    const p = (await t.get('proposals', id)) as ProposalRec
     if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
     const head = await commitWorkspace(
       repo,
@@ -161,7 +168,7 @@ export async function reviseProposal(
       caller,
       messageFor({ id, title: p.title, description: p.description, task: p.task }, caller),
     )
-    const now = nowIso()
+    const now = t.now.toISOString()
     const rev = {
       number: p.revisions.length + 1,
       head,
@@ -190,11 +197,13 @@ export async function reviseProposal(
         { c: 'workspaces', k: ws.id, at: ['proposals'], add: id },
       ]
     }
-    if (!(await casWithIntent(ctx, repo, refOf(id), head, p.head, 'exact', record)))
+    if (!(await casWithIntent(ctx, t, repo, refOf(id), head, p.head, 'exact', record)))
       throw conflict('proposal head moved', { ref: refOf(id) })
-    await releaseWorkspaceRef(ctx, repo, ws.id)
-    return ctx.store.get('proposals', id) ?? next
+    return next
   })
+  // After the commit, so the ref sync sees the workspace's proposal recorded.
+  await releaseWorkspaceRef(ctx, repo, ws.id)
+  return (await ctx.state.get('proposals', id)) ?? next
 }
 
 /**
@@ -208,47 +217,50 @@ export async function withdrawProposal(
   id: string,
   reason: string | undefined,
 ): Promise<ProposalRec> {
-  const p0 = getProposal(ctx, caller, id)
-  authorize(ctx.store, caller, 'propose', p0.repo, 'contributor')
+  const p0 = await getProposal(ctx, caller, id)
+  await authorize(ctx.state, caller, 'propose', p0.repo, 'contributor')
   if (
     p0.author_principal !== caller.principal &&
-    !roleAtLeast(roleOf(ctx.store, p0.repo, caller.principal), 'maintainer')
+    !roleAtLeast(await roleOf(ctx.state, p0.repo, caller.principal), 'maintainer')
   )
     throw forbidden('only the author or a maintainer can withdraw', {})
-  return ctx.mutex.run(`repo:${p0.repo}`, async () => {
-    const p = ctx.store.get('proposals', id) as ProposalRec
+  await ctx.state.tx([`repo:${p0.repo}`], async (t) => {
+    const p = (await t.get('proposals', id)) as ProposalRec
     if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
-    const now = nowIso()
     const at = (field: keyof ProposalRec, v: unknown): Op => ({ c: 'proposals', k: id, at: [field], v })
-    ctx.store.commit([
+    t.write(
       at('state', 'withdrawn'),
-      at('updated_at', now),
+      at('updated_at', t.now.toISOString()),
       ...(reason !== undefined ? [at('withdrawn_reason', reason)] : []),
-    ])
-    return ctx.store.get('proposals', id) as ProposalRec
+    )
   })
+  return (await ctx.state.get('proposals', id)) as ProposalRec
 }
 
 const PROPOSAL_STATES: ProposalRec['state'][] = ['open', 'integrated', 'withdrawn']
 
 /** One page of a repository's proposals (of one state, if given), oldest first; only that page is read. */
-export function listProposals(
+export async function listProposals(
   ctx: Ctx,
   caller: Caller,
   repo: string,
   state: string | undefined,
   cursor: string | undefined,
   limit: number,
-): { items: ProposalRec[]; next_cursor?: string } {
-  authorize(ctx.store, caller, 'read', repo, 'reader')
+): Promise<{ items: ProposalRec[]; next_cursor?: string }> {
+  await authorize(ctx.state, caller, 'read', repo, 'reader')
   ctx.repos.get(repo)
   if (state !== undefined && !(PROPOSAL_STATES as string[]).includes(state))
     throw invalid('state must be open, integrated or withdrawn', { field: 'state' })
-  const ids = (state === undefined ? PROPOSAL_STATES : [state])
-    .flatMap((s) => ctx.store.idsByIndex('proposalsByRepoState', `${repo}\n${s}`))
-    .sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)))
+  const lists = await Promise.all(
+    (state === undefined ? PROPOSAL_STATES : [state]).map((s) =>
+      ctx.state.idsByIndex('proposalsByRepoState', `${repo}\n${s}`),
+    ),
+  )
+  const ids = lists.flat().sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)))
   const pg = page(ids, cursor, limit)
-  return { ...pg, items: pg.items.map((id) => ctx.store.get('proposals', id) as ProposalRec) }
+  const items = await Promise.all(pg.items.map((id) => ctx.state.get('proposals', id)))
+  return { ...pg, items: items as ProposalRec[] }
 }
 
 export function summary(p: ProposalRec): Record<string, unknown> {
@@ -274,9 +286,9 @@ export async function attachProvenance(
   id: string,
   body: { key_id: string; signature: string; statement: string; head?: string },
 ): Promise<ProposalRec> {
-  const p = inScope(caller, ctx.store.get('proposals', id), 'proposal', id)
+  const p = inScope(caller, await ctx.state.get('proposals', id), 'proposal', id)
   // Only the operator's credential (admin scope, no role needed) reaches this; ag-mcp has no
   // admin group. The record itself is verified: the credential vouches for nothing.
-  authorize(ctx.store, caller, 'admin', p.repo, null)
+  await authorize(ctx.state, caller, 'admin', p.repo, null)
   return attachRecord(ctx, id, caller.principal, body)
 }

@@ -3,9 +3,8 @@ import type { Ctx } from './context.ts'
 import { conflict, invalid, notFound } from './errors.ts'
 import { publicKeyObject } from './keys.ts'
 import type { Repo } from './repos.ts'
-import type { Store } from './store.ts'
+import type { StateReader } from './state.ts'
 import type { ProposalRec, ProvenanceRec } from './types.ts'
-import { nowIso } from './util.ts'
 
 // Provenance that is verified. The key holder signs a canonical JSON statement naming the
 // repository, the proposal, its head commit and tree and the target branch; the server
@@ -72,13 +71,13 @@ const refuse = (reason: Refusal['reason'], message: string): Refusal => ({ ok: f
  * being) attached: the key must have been registered and not revoked then.
  */
 export async function verifyRecord(
-  store: Store,
+  state: StateReader,
   repo: Repo,
   p: ProposalRec,
   r: { key_id: string; signature: string; statement: string },
   at: string,
 ): Promise<Verdict> {
-  const key = store.get('keys', r.key_id)
+  const key = await state.get('keys', r.key_id)
   if (!key) return refuse('unknown_key', `key '${r.key_id.slice(0, 64)}' is not registered (ag-server key add)`)
   if (key.principal !== p.author_principal)
     return refuse(
@@ -131,7 +130,7 @@ export async function verifyRecord(
 
 /** Provenance as the proposal view and the integration rule see it. */
 export async function provenanceStatus(
-  store: Store,
+  state: StateReader,
   repo: Repo,
   p: ProposalRec,
   required: boolean,
@@ -146,7 +145,7 @@ export async function provenanceStatus(
     attached_at: rec.attached_at,
   }
   if (rec.head !== p.head) return { ...out, status: 'stale', reason: 'the record is for an older head' }
-  const v = await verifyRecord(store, repo, p, rec, rec.attached_at)
+  const v = await verifyRecord(state, repo, p, rec, rec.attached_at)
   return v.ok ? { ...out, status: 'verified' } : { ...out, status: 'unverified', reason: v.message }
 }
 
@@ -157,29 +156,33 @@ export async function attachRecord(
   by: string,
   body: { key_id: string; signature: string; statement: string; head?: string },
 ): Promise<ProposalRec> {
-  const p0 = ctx.store.get('proposals', id)
+  const p0 = await ctx.state.get('proposals', id)
   if (!p0) throw notFound(`proposal '${id.slice(0, 64)}' not found`, { proposal: id.slice(0, 64) })
   const repo = ctx.repos.get(p0.repo)
-  const at = nowIso()
-  const v = await verifyRecord(ctx.store, repo, p0, body, at)
-  // Checked again after the await, committed with no await in between.
-  const p = ctx.store.get('proposals', id) as ProposalRec
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
-  if (p.head !== p0.head || (body.head !== undefined && body.head !== p.head))
-    throw conflict('head is not the current proposal head', { head: p.head })
-  if (!v.ok) throw invalid(`provenance refused: ${v.message}`, { reason: v.reason })
-  const rec: ProvenanceRec = {
-    key_id: body.key_id,
-    signature: body.signature,
-    statement: body.statement,
-    head: p.head,
-    attached_by: by,
-    attached_at: at,
-  }
-  const next: ProposalRec = { ...p, provenance: rec, updated_at: nowIso() }
-  ctx.store.commit([
-    { c: 'proposals', k: id, at: ['provenance'], v: rec },
-    { c: 'proposals', k: id, at: ['updated_at'], v: next.updated_at },
-  ])
-  return next
+  // Key validity is judged at the state's clock (the database's on PostgreSQL).
+  const at = (await ctx.state.now()).toISOString()
+  const v = await verifyRecord(ctx.state, repo, p0, body, at)
+  // Checked again under the repository's lock (revise holds it too), so the record is
+  // attached to the head it was verified against.
+  return ctx.state.tx([`repo:${p0.repo}`], async (t) => {
+    const p = (await t.get('proposals', id)) as ProposalRec
+    if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
+    if (p.head !== p0.head || (body.head !== undefined && body.head !== p.head))
+      throw conflict('head is not the current proposal head', { head: p.head })
+    if (!v.ok) throw invalid(`provenance refused: ${v.message}`, { reason: v.reason })
+    const rec: ProvenanceRec = {
+      key_id: body.key_id,
+      signature: body.signature,
+      statement: body.statement,
+      head: p.head,
+      attached_by: by,
+      attached_at: at,
+    }
+    const next: ProposalRec = { ...p, provenance: rec, updated_at: t.now.toISOString() }
+    t.write(
+      { c: 'proposals', k: id, at: ['provenance'], v: rec },
+      { c: 'proposals', k: id, at: ['updated_at'], v: next.updated_at },
+    )
+    return next
+  })
 }

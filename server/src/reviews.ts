@@ -8,13 +8,14 @@ import { getProposal, refOf } from './proposals.ts'
 import { provenanceStatus } from './provenance.ts'
 import type { MergeInfo, Repo } from './repos.ts'
 import type { ProposalRec, ReviewRec } from './types.ts'
-import { nowIso } from './util.ts'
 
 // Reviews of a proposal and the evaluation that counts them: approvals that cover what
 // integration brings in, provenance, mergeability, and the blockers they add up to.
 
-function reviewsOf(ctx: Ctx, id: string): ReviewRec[] {
-  return ctx.store.byIndex('reviewsByProposal', id).sort((a, b) => Number(a.id.slice(7)) - Number(b.id.slice(7)))
+async function reviewsOf(ctx: Ctx, id: string): Promise<ReviewRec[]> {
+  return (await ctx.state.byIndex('reviewsByProposal', id)).sort(
+    (a, b) => Number(a.id.slice(7)) - Number(b.id.slice(7)),
+  )
 }
 
 /**
@@ -66,8 +67,8 @@ async function coversIntegration(
 /** Policy evaluation independent of the caller: approvals, provenance, mergeability. */
 export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string, unknown>> {
   const repo = ctx.repos.get(p.repo)
-  const policy = policyOf(ctx.store, p.repo)
-  const reviews = reviewsOf(ctx, p.id)
+  const policy = await policyOf(ctx.state, p.repo)
+  const reviews = await reviewsOf(ctx, p.id)
   const { targetHead, merge } = await targetRange(repo, p)
   const current = reviews.filter((r) => r.head === p.head && r.reviewer_principal !== p.author_principal)
   // A reviewer's latest verdict on the current head is the one that counts.
@@ -85,7 +86,7 @@ export async function evaluate(ctx: Ctx, p: ProposalRec): Promise<Record<string,
     .map((r) => r.reviewer_principal)
 
   const provRequired = policy.require_provenance_for_agents && p.author_principal.startsWith('agent:')
-  const provenance = await provenanceStatus(ctx.store, repo, p, provRequired)
+  const provenance = await provenanceStatus(ctx.state, repo, p, provRequired)
 
   const blockers: { code: string; message: string }[] = []
   if (p.state !== 'open') blockers.push({ code: 'not_open', message: `proposal is ${p.state}` })
@@ -151,7 +152,7 @@ export function viewReview(r: ReviewRec): Record<string, unknown> {
 
 /** The diff a reviewer reviews: merge_base..head, everything integration brings into the target. */
 export async function proposalDiff(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
-  const p = getProposal(ctx, caller, id)
+  const p = await getProposal(ctx, caller, id)
   const repo = ctx.repos.get(p.repo)
   const base = (await targetRange(repo, p)).merge.merge_base
   return { base, head: p.head, ...(await diff(repo, base, p.head, [], ctx.limits.maxPatchBytes)) }
@@ -163,8 +164,8 @@ export async function createReview(
   id: string,
   body: { verdict: ReviewRec['verdict']; body?: string; comments?: ReviewRec['comments'] },
 ): Promise<ReviewRec> {
-  const p0 = getProposal(ctx, caller, id)
-  authorize(ctx.store, caller, 'review', p0.repo, 'reviewer')
+  const p0 = await getProposal(ctx, caller, id)
+  await authorize(ctx.state, caller, 'review', p0.repo, 'reviewer')
   // Comment paths are repository paths like any other (the contract's RepoPath): 422.
   for (const [i, c] of (body.comments ?? []).entries()) checkPath(c.path, `comments[${i}].path`)
   if (p0.state !== 'open') throw conflict(`proposal is ${p0.state}`, { state: p0.state })
@@ -172,26 +173,29 @@ export async function createReview(
     throw forbidden('the author of a proposal cannot approve or reject it', { author: p0.author_principal })
   // The review covers what the diff shows now: the target's merge base to the head.
   const { merge } = await targetRange(ctx.repos.get(p0.repo), p0)
-  // Checked again after the await, and committed with no await in between.
-  const p = ctx.store.get('proposals', id) as ProposalRec
-  if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
-  if (p.head !== p0.head)
-    throw conflict('the proposal was revised while the review was being recorded; review its new head', {
+  // Checked again under the repository's lock, which revise holds too: a review is
+  // recorded for the head it covers, never for one a revision replaced meanwhile.
+  return ctx.state.tx([`repo:${p0.repo}`], async (t) => {
+    const p = (await t.get('proposals', id)) as ProposalRec
+    if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
+    if (p.head !== p0.head)
+      throw conflict('the proposal was revised while the review was being recorded; review its new head', {
+        head: p.head,
+      })
+    const rid = await t.nextId('review', 'review-')
+    const r: ReviewRec = {
+      id: rid,
+      proposal: id,
+      reviewer: caller.actor,
+      reviewer_principal: caller.principal,
+      verdict: body.verdict,
+      body: body.body ?? '',
+      comments: body.comments ?? [],
       head: p.head,
-    })
-  const { id: rid, op } = ctx.store.nextId('review', 'review-')
-  const r: ReviewRec = {
-    id: rid,
-    proposal: id,
-    reviewer: caller.actor,
-    reviewer_principal: caller.principal,
-    verdict: body.verdict,
-    body: body.body ?? '',
-    comments: body.comments ?? [],
-    head: p.head,
-    base: merge.merge_base,
-    created_at: nowIso(),
-  }
-  ctx.store.commit([op, { c: 'reviews', k: rid, v: r }])
-  return r
+      base: merge.merge_base,
+      created_at: t.now.toISOString(),
+    }
+    t.write({ c: 'reviews', k: rid, v: r })
+    return r
+  })
 }

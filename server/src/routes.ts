@@ -13,14 +13,15 @@ import * as co from './coordination.ts'
 import type { Ctx } from './context.ts'
 import type { Caller } from './auth.ts'
 import type { Repo } from './repos.ts'
+import type { RunRec } from './types.ts'
 
 // The AGWP v1 agent-facing endpoints. Each handler: authorize, call one service, shape.
 
 const q = (r: Req, k: string): string | undefined => r.query.get(k) ?? undefined
 
-function readableRepo(ctx: Ctx, caller: Caller, name: string): Repo {
+async function readableRepo(ctx: Ctx, caller: Caller, name: string): Promise<Repo> {
   checkRepoName(name)
-  authorize(ctx.store, caller, 'read', name, 'reader')
+  await authorize(ctx.state, caller, 'read', name, 'reader')
   return ctx.repos.get(name)
 }
 
@@ -32,11 +33,11 @@ function pathsParam(r: Req): string[] {
 }
 
 export function registerRoutes(router: Router): void {
-  router.add('GET', '/whoami', ({ ctx, caller }) => {
+  router.add('GET', '/whoami', async ({ ctx, caller }) => {
     const repos = caller.token.repos.includes('*') ? ctx.repos.names() : caller.token.repos
     const roles: Record<string, string> = {}
     for (const n of repos) {
-      const role = roleOf(ctx.store, n, caller.principal)
+      const role = await roleOf(ctx.state, n, caller.principal)
       if (role) roles[n] = role
     }
     const body: Record<string, unknown> = {
@@ -53,26 +54,26 @@ export function registerRoutes(router: Router): void {
   })
 
   router.add('GET', '/repos', async ({ ctx, caller }) => {
-    const names = ctx.repos
-      .names()
-      .filter(
-        (n) =>
-          (caller.repoScope === undefined || n === caller.repoScope) &&
-          tokenCoversRepo(caller.token, n) &&
-          roleOf(ctx.store, n, caller.principal) !== null,
+    const names: string[] = []
+    for (const n of ctx.repos.names())
+      if (
+        (caller.repoScope === undefined || n === caller.repoScope) &&
+        tokenCoversRepo(caller.token, n) &&
+        (await roleOf(ctx.state, n, caller.principal)) !== null
       )
+        names.push(n)
     const repos = await Promise.all(
       names.map(async (n) => ({
         name: n,
         default_branch: await ctx.repos.get(n).defaultBranch(),
-        role: roleOf(ctx.store, n, caller.principal),
+        role: await roleOf(ctx.state, n, caller.principal),
       })),
     )
     return { body: { repos } }
   })
 
   router.add('GET', '/repos/:repo', async ({ ctx, caller, params }) => {
-    const repo = readableRepo(ctx, caller, params['repo'] ?? '')
+    const repo = await readableRepo(ctx, caller, params['repo'] ?? '')
     const def = await repo.defaultBranch()
     return {
       body: {
@@ -80,14 +81,14 @@ export function registerRoutes(router: Router): void {
         default_branch: def,
         head: await repo.branchHead(def),
         branches: await repo.branches(),
-        role: roleOf(ctx.store, repo.name, caller.principal),
-        policy: policyOf(ctx.store, repo.name),
+        role: await roleOf(ctx.state, repo.name, caller.principal),
+        policy: await policyOf(ctx.state, repo.name),
       },
     }
   })
 
   router.add('GET', '/repos/:repo/log', async (r) => {
-    const repo = readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
+    const repo = await readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
     const p = q(r, 'path')
     const ref = q(r, 'ref') ?? (await repo.defaultBranch())
     return {
@@ -96,12 +97,12 @@ export function registerRoutes(router: Router): void {
   })
 
   router.add('GET', '/repos/:repo/commits/:id', async (r) => {
-    const repo = readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
+    const repo = await readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
     return { body: await commitDetail(repo, r.params['id'] ?? '') }
   })
 
   const readPath = async (r: Req): Promise<Record<string, unknown>> => {
-    const repo = readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
+    const repo = await readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
     const commit = await repo.resolve(q(r, 'ref') ?? (await repo.defaultBranch()))
     const p = checkReadPath(q(r, 'path') ?? '', 'path', true)
     const entries = await listDir(repo, commit, p)
@@ -141,7 +142,7 @@ export function registerRoutes(router: Router): void {
   })
 
   router.add('GET', '/repos/:repo/diff', async (r) => {
-    const repo = readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
+    const repo = await readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
     const baseRef = q(r, 'base')
     const headRef = q(r, 'head')
     if (!baseRef || !headRef) throw invalid('base and head are required', { field: baseRef ? 'head' : 'base' })
@@ -151,7 +152,7 @@ export function registerRoutes(router: Router): void {
   })
 
   router.add('GET', '/repos/:repo/search', async (r) => {
-    const repo = readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
+    const repo = await readableRepo(r.ctx, r.caller, r.params['repo'] ?? '')
     const text = q(r, 'q')
     if (!text || text.length > 1000 || text.includes('\0') || text.includes('\n'))
       throw invalid('q is required (one line, at most 1000 characters)', { field: 'q' })
@@ -175,8 +176,8 @@ export function registerRoutes(router: Router): void {
     },
     'WorkspaceCreateRequest',
   )
-  router.add('GET', '/workspaces/:id', (r) => ({
-    body: ws.viewWorkspace(ws.getWorkspace(r.ctx, r.caller, r.params['id'] ?? '', false)),
+  router.add('GET', '/workspaces/:id', async (r) => ({
+    body: ws.viewWorkspace(await ws.getWorkspace(r.ctx, r.caller, r.params['id'] ?? '', false)),
   }))
   router.add('GET', '/workspaces/:id/file', async (r) => ({
     body: await ws.readWorkspacePath(r.ctx, r.caller, r.params['id'] ?? '', q(r, 'path')),
@@ -222,14 +223,14 @@ export function registerRoutes(router: Router): void {
     },
     'ProposalCreateRequest',
   )
-  router.add('GET', '/repos/:repo/proposals', (r) => {
+  router.add('GET', '/repos/:repo/proposals', async (r) => {
     checkRepoName(r.params['repo'])
     const limit = parseLimit(q(r, 'limit'), 50, 500)
-    const pg = pr.listProposals(r.ctx, r.caller, r.params['repo'] ?? '', q(r, 'state'), q(r, 'cursor'), limit)
+    const pg = await pr.listProposals(r.ctx, r.caller, r.params['repo'] ?? '', q(r, 'state'), q(r, 'cursor'), limit)
     return { body: { proposals: pg.items.map(pr.summary), ...(pg.next_cursor ? { next_cursor: pg.next_cursor } : {}) } }
   })
   router.add('GET', '/proposals/:id', async (r) => ({
-    body: await rv.evaluate(r.ctx, pr.getProposal(r.ctx, r.caller, r.params['id'] ?? '')),
+    body: await rv.evaluate(r.ctx, await pr.getProposal(r.ctx, r.caller, r.params['id'] ?? '')),
   }))
   router.add('GET', '/proposals/:id/diff', async (r) => ({
     body: await rv.proposalDiff(r.ctx, r.caller, r.params['id'] ?? ''),
@@ -293,77 +294,81 @@ export function registerRoutes(router: Router): void {
   )
 
   // coordination
-  router.add('GET', '/repos/:repo/tasks', (r) => {
+  router.add('GET', '/repos/:repo/tasks', async (r) => {
     checkRepoName(r.params['repo'])
-    const list = co.listTasks(r.ctx, r.caller, r.params['repo'] ?? '', q(r, 'state'))
+    const now = await r.ctx.state.now()
+    const list = await co.listTasks(r.ctx, r.caller, r.params['repo'] ?? '', q(r, 'state'), now)
     const pg = page(list, q(r, 'cursor'), parseLimit(q(r, 'limit'), 50, 500))
     return {
       body: {
-        tasks: pg.items.map((t) => co.viewTask(r.ctx, t)),
+        tasks: await Promise.all(pg.items.map((t) => co.viewTask(r.ctx, t, now))),
         ...(pg.next_cursor ? { next_cursor: pg.next_cursor } : {}),
       },
     }
   })
-  router.add('GET', '/tasks/:id', (r) => ({
-    body: co.viewTask(r.ctx, co.getTask(r.ctx, r.caller, r.params['id'] ?? '')),
+  router.add('GET', '/tasks/:id', async (r) => ({
+    body: await co.viewTask(r.ctx, await co.getTask(r.ctx, r.caller, r.params['id'] ?? ''), await r.ctx.state.now()),
   }))
+  const runView = ({ run, now }: { run: RunRec; now: Date }): Record<string, unknown> => co.viewRun(run, now)
   router.add(
     'POST',
     '/tasks/:id/claim',
-    (r) => ({
+    async (r) => ({
       status: 201,
-      body: co.viewRun(co.claimTask(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { ttl_s?: number }).ttl_s)),
+      body: runView(await co.claimTask(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { ttl_s?: number }).ttl_s)),
     }),
     'TaskClaimRequest',
   )
-  router.add('GET', '/runs/:id', (r) => ({ body: co.viewRun(co.getRun(r.ctx, r.caller, r.params['id'] ?? '')) }))
+  router.add('GET', '/runs/:id', async (r) => ({
+    body: co.viewRun(await co.getRun(r.ctx, r.caller, r.params['id'] ?? ''), await r.ctx.state.now()),
+  }))
   router.add(
     'POST',
     '/runs/:id/heartbeat',
-    (r) => ({
-      body: co.viewRun(co.heartbeat(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { ttl_s?: number }).ttl_s)),
+    async (r) => ({
+      body: runView(await co.heartbeat(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { ttl_s?: number }).ttl_s)),
     }),
     'RunHeartbeatRequest',
   )
   router.add(
     'POST',
     '/runs/:id/notes',
-    (r) => ({
+    async (r) => ({
       status: 201,
-      body: co.addNote(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { body: string }).body),
+      body: await co.addNote(r.ctx, r.caller, r.params['id'] ?? '', (r.body as { body: string }).body),
     }),
     'RunNoteRequest',
   )
   router.add(
     'POST',
     '/runs/:id/release',
-    (r) => {
+    async (r) => {
       const b = r.body as { outcome: 'done' | 'blocked' | 'abandoned'; note?: string }
-      return { body: co.viewRun(co.releaseRun(r.ctx, r.caller, r.params['id'] ?? '', b.outcome, b.note)) }
+      return { body: runView(await co.releaseRun(r.ctx, r.caller, r.params['id'] ?? '', b.outcome, b.note)) }
     },
     'RunReleaseRequest',
   )
-  router.add('GET', '/repos/:repo/leases', (r) => {
+  router.add('GET', '/repos/:repo/leases', async (r) => {
     checkRepoName(r.params['repo'])
-    const list = co.listLeases(r.ctx, r.caller, r.params['repo'] ?? '')
+    const list = await co.listLeases(r.ctx, r.caller, r.params['repo'] ?? '')
     const pg = page(list, q(r, 'cursor'), parseLimit(q(r, 'limit'), 100, 1000))
     return { body: { leases: pg.items.map(co.viewLease), ...(pg.next_cursor ? { next_cursor: pg.next_cursor } : {}) } }
   })
   router.add(
     'POST',
     '/repos/:repo/leases',
-    (r) => {
+    async (r) => {
       checkRepoName(r.params['repo'])
       const b = r.body as { paths: string[]; ttl_s?: number }
       return {
         status: 201,
-        body: co.viewLease(co.acquireLease(r.ctx, r.caller, r.params['repo'] ?? '', b.paths, b.ttl_s)),
+        body: co.viewLease(await co.acquireLease(r.ctx, r.caller, r.params['repo'] ?? '', b.paths, b.ttl_s)),
       }
     },
     'LeaseCreateRequest',
   )
-  router.add('DELETE', '/leases/:id', (r) => {
-    co.releaseLease(r.ctx, r.caller, r.params['id'] ?? '')
+  router.add('DELETE', '/leases/:id', async (r) => {
+    await co.releaseLease(r.ctx, r.caller, r.params['id'] ?? '')
     return { body: { ok: true } }
   })
 }

@@ -65,6 +65,12 @@ export interface StateReader {
   entries<C extends CollectionName>(c: C): Promise<[string, Collections[C]][]>
   /** the records of an index's collection whose key is `key`, in no set order */
   byIndex<N extends IndexName>(name: N, key: string): Promise<Indexed<N>[]>
+  /**
+   * the record keys (ids) byIndex would answer, without reading the records: a page of
+   * them is then read with get, and records that do not carry their own key (idempotency)
+   * can still be deleted by it
+   */
+  idsByIndex(name: IndexName, key: string): Promise<string[]>
   /** the keys an index holds records under, in no set order */
   indexKeys(name: IndexName): Promise<string[]>
   /** the token whose secret hashes to h */

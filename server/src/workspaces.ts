@@ -4,7 +4,7 @@ import { authorize, inScope } from './auth.ts'
 import { type AgwpError, conflict, forbidden, invalid, notFound } from './errors.ts'
 import { listDir, encodeContent, diff, type TreeEntry } from './gitread.ts'
 import { isTreeMode, writeObject } from './objects.ts'
-import type { Op } from './state.ts'
+import type { Op, StateReader } from './state.ts'
 import { ancestors, checkPath, checkReadPath } from './paths.ts'
 import type { Repo } from './repos.ts'
 import type { OverlayEntry, WorkspaceRec } from './types.ts'
@@ -16,9 +16,15 @@ import { buildTree } from './wstree.ts'
 // deletion); contents go into the repository's object database as blobs, so a
 // workspace costs no checkout and proposing it is pure plumbing.
 
-export function getWorkspace(ctx: Ctx, caller: Caller, id: string, write: boolean): WorkspaceRec {
-  const ws = inScope(caller, ctx.store.get('workspaces', id), 'workspace', id)
-  authorize(ctx.store, caller, write ? 'workspace' : 'read', ws.repo, write ? 'contributor' : 'reader')
+export async function getWorkspace(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  write: boolean,
+  state: StateReader = ctx.state,
+): Promise<WorkspaceRec> {
+  const ws = inScope(caller, await state.get('workspaces', id), 'workspace', id)
+  await authorize(state, caller, write ? 'workspace' : 'read', ws.repo, write ? 'contributor' : 'reader')
   if (ws.owner !== caller.principal)
     throw forbidden('workspace belongs to another principal', { workspace: id, owner: ws.owner })
   if (write && ws.state !== 'open') throw conflict('workspace is discarded', { workspace: id })
@@ -51,7 +57,7 @@ export async function createWorkspace(
   repoName: string,
   baseIn: string | undefined,
 ): Promise<WorkspaceRec> {
-  authorize(ctx.store, caller, 'workspace', repoName, 'contributor')
+  await authorize(ctx.state, caller, 'workspace', repoName, 'contributor')
   const repo = ctx.repos.get(repoName)
   const baseRef = baseIn ?? (await repo.defaultBranch())
   let base: string | null
@@ -67,23 +73,26 @@ export async function createWorkspace(
         { field: 'base', base },
       )
   }
-  const { id, op } = ctx.store.nextId('workspace', 'ws-')
-  const now = nowIso()
-  const ws: WorkspaceRec = {
-    id,
-    repo: repoName,
-    base,
-    base_ref: baseRef,
-    owner: caller.principal,
-    state: 'open',
-    changes: {},
-    proposals: [],
-    created_at: now,
-    updated_at: now,
-  }
-  if (caller.run) ws.run_id = caller.run.run_id
-  ctx.store.commit([op, { c: 'workspaces', k: id, v: ws }])
-  return ws
+  const run = caller.run?.run_id
+  return ctx.state.tx([], async (t) => {
+    const id = await t.nextId('workspace', 'ws-')
+    const now = t.now.toISOString()
+    const ws: WorkspaceRec = {
+      id,
+      repo: repoName,
+      base,
+      base_ref: baseRef,
+      owner: caller.principal,
+      state: 'open',
+      changes: {},
+      proposals: [],
+      created_at: now,
+      updated_at: now,
+    }
+    if (run !== undefined) ws.run_id = run
+    t.write({ c: 'workspaces', k: id, v: ws })
+    return ws
+  })
 }
 
 /** A submodule (a gitlink) is another repository's commit: its files are not this repository's to write. */
@@ -153,7 +162,7 @@ export async function readWorkspacePath(
   id: string,
   rawPath: string | undefined,
 ): Promise<Record<string, unknown>> {
-  const ws = getWorkspace(ctx, caller, id, false)
+  const ws = await getWorkspace(ctx, caller, id, false)
   const repo = ctx.repos.get(ws.repo)
   const p = checkReadPath(rawPath ?? '', 'path', true)
   if (p === '' || (await lookup(repo, ws, p))?.kind === 'dir') {
@@ -232,7 +241,7 @@ export async function writeFile(
   id: string,
   body: { path: string; content: string; encoding?: 'utf8' | 'base64'; if_match?: string },
 ): Promise<Record<string, unknown>> {
-  const ws0 = getWorkspace(ctx, caller, id, true)
+  const ws0 = await getWorkspace(ctx, caller, id, true)
   const p = checkPath(body.path)
   const data = body.encoding === 'base64' ? Buffer.from(body.content, 'base64') : Buffer.from(body.content, 'utf8')
   if (
@@ -245,8 +254,8 @@ export async function writeFile(
   // git process); the check and the overlay update happen under it so if_match is a true
   // compare-and-swap.
   const blob = await writeObject(repo.gitDir, 'blob', data)
-  return ctx.mutex.run(`ws:${id}`, async () => {
-    const ws = getWorkspace(ctx, caller, id, true)
+  return ctx.state.tx([`ws:${id}`], async (t) => {
+    const ws = await getWorkspace(ctx, caller, id, true, t)
     const cur = await lookup(repo, ws, p)
     if (cur?.kind === 'dir') throw conflict(`'${p}' is a directory`, { path: p })
     if (cur?.kind === 'submodule') throw inSubmodule(p, p, cur.commit)
@@ -256,7 +265,7 @@ export async function writeFile(
     const mode = cur?.kind === 'file' ? cur.mode : '100644'
     const delta = { [p]: { blob, mode, size: data.length } }
     await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
-    ctx.store.commit(changeOps(id, delta))
+    t.write(...changeOps(id, delta, t.now))
     return { workspace: id, path: p, blob, size: data.length, created: cur === null }
   })
 }
@@ -265,13 +274,13 @@ export async function writeFile(
  * Journal only what changed: one op per overlay path (undefined = drop the path from the
  * overlay, null = a deletion of a base path) plus the new updated_at.
  */
-function changeOps(id: string, changes: Record<string, OverlayEntry | null | undefined>): Op[] {
+function changeOps(id: string, changes: Record<string, OverlayEntry | null | undefined>, now: Date): Op[] {
   const ops: Op[] = Object.entries(changes).map(([p, e]) =>
     e === undefined
       ? { c: 'workspaces', k: id, at: ['changes', p] }
       : { c: 'workspaces', k: id, at: ['changes', p], v: e },
   )
-  ops.push({ c: 'workspaces', k: id, at: ['updated_at'], v: nowIso() })
+  ops.push({ c: 'workspaces', k: id, at: ['updated_at'], v: now.toISOString() })
   return ops
 }
 
@@ -303,8 +312,8 @@ export async function deleteFile(
   ifMatch: string | undefined,
 ): Promise<Record<string, unknown>> {
   const p = checkPath(rawPath)
-  return ctx.mutex.run(`ws:${id}`, async () => {
-    const ws = getWorkspace(ctx, caller, id, true)
+  return ctx.state.tx([`ws:${id}`], async (t) => {
+    const ws = await getWorkspace(ctx, caller, id, true, t)
     const repo = ctx.repos.get(ws.repo)
     const cur = await lookup(repo, ws, p)
     if (!cur) throw notFound(`'${p}' does not exist in workspace`, { path: p })
@@ -315,7 +324,7 @@ export async function deleteFile(
     checkIfMatch(cur, ifMatch, p)
     const delta = await removal(repo, ws, p)
     await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
-    ctx.store.commit(changeOps(id, delta))
+    t.write(...changeOps(id, delta, t.now))
     return { workspace: id, path: p, deleted: true }
   })
 }
@@ -329,8 +338,8 @@ export async function moveFile(
   const from = checkPath(body.from, 'from')
   const to = checkPath(body.to, 'to')
   if (from === to) throw invalid('from and to are the same path', { field: 'to' })
-  return ctx.mutex.run(`ws:${id}`, async () => {
-    const ws = getWorkspace(ctx, caller, id, true)
+  return ctx.state.tx([`ws:${id}`], async (t) => {
+    const ws = await getWorkspace(ctx, caller, id, true, t)
     const repo = ctx.repos.get(ws.repo)
     const src = await lookup(repo, ws, from)
     if (!src) throw notFound(`'${from}' does not exist in workspace`, { path: from })
@@ -344,18 +353,18 @@ export async function moveFile(
     const o = await repo.cat.get(src.blob)
     const delta = { ...rem, [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } }
     await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
-    ctx.store.commit(changeOps(id, delta))
+    t.write(...changeOps(id, delta, t.now))
     return { workspace: id, from, to, blob: src.blob }
   })
 }
 
 export async function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
-  const ws0 = getWorkspace(ctx, caller, id, true)
+  const ws0 = await getWorkspace(ctx, caller, id, true)
   try {
-    return await ctx.mutex.run(`ws:${id}`, async () => {
-      const ws = getWorkspace(ctx, caller, id, true)
-      const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: nowIso() }
-      ctx.store.commit([{ c: 'workspaces', k: id, v: next }])
+    return await ctx.state.tx([`ws:${id}`], async (t) => {
+      const ws = await getWorkspace(ctx, caller, id, true, t)
+      const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: t.now.toISOString() }
+      t.write({ c: 'workspaces', k: id, v: next })
       return viewWorkspace(next)
     })
   } finally {
@@ -365,7 +374,7 @@ export async function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Pr
 }
 
 export async function workspaceDiff(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
-  const ws = getWorkspace(ctx, caller, id, false)
+  const ws = await getWorkspace(ctx, caller, id, false)
   const repo = ctx.repos.get(ws.repo)
   const { tree } = await buildTree(repo, ws)
   const baseTree = ws.base ? `${ws.base}^{tree}` : null

@@ -38,7 +38,7 @@ function stateCommit(ws: WorkspaceRec): (tree: string) => RawObject {
 async function needsRef(ctx: Ctx, repo: Repo, ws: WorkspaceRec, tree: () => Promise<string>): Promise<boolean> {
   if (ws.state !== 'open' || !Object.values(ws.changes).some((e) => e !== null)) return false
   for (const id of ws.proposals) {
-    const p = ctx.store.get('proposals', id)
+    const p = await ctx.state.get('proposals', id)
     if (p && p.workspace === ws.id && (await repo.commitTree(p.head)) === (await tree())) return false
   }
   return true
@@ -67,8 +67,8 @@ export async function syncWorkspaceRef(ctx: Ctx, repo: Repo, id: string, ws: Wor
  * failure only keeps objects reachable a while longer; start-up settles the ref.
  */
 export async function releaseWorkspaceRef(ctx: Ctx, repo: Repo, id: string): Promise<void> {
-  await ctx.mutex
-    .run(`ws:${id}`, () => syncWorkspaceRef(ctx, repo, id, ctx.store.get('workspaces', id)))
+  await ctx.state
+    .tx([`ws:${id}`], async (t) => syncWorkspaceRef(ctx, repo, id, await t.get('workspaces', id)))
     .catch(() => undefined)
 }
 
@@ -99,7 +99,7 @@ export async function settleWorkspaceRefs(ctx: Ctx, log: (m: string) => void): P
         .filter(Boolean)
         .map((r) => r.slice(WORKSPACE_REFS.length)),
     )
-    const open = ctx.store.all('workspaces').filter((w) => w.repo === name && w.state === 'open')
+    const open = (await ctx.state.all('workspaces')).filter((w) => w.repo === name && w.state === 'open')
     const lacking = open.filter((w) => !ids.has(w.id))
     const blobs = lacking.flatMap((w) => Object.values(w.changes).flatMap((e) => (e ? [e.blob] : [])))
     const missing = await missingObjects(repo, [...new Set(blobs)])
@@ -116,7 +116,7 @@ export async function settleWorkspaceRefs(ctx: Ctx, log: (m: string) => void): P
       if ((await repo.refValue(workspaceRef(ws.id))) !== null) created++
     }
     // Refs of workspaces that were discarded or proposed while a crash kept the ref.
-    for (const id of ids) await syncWorkspaceRef(ctx, repo, id, ctx.store.get('workspaces', id))
+    for (const id of ids) await syncWorkspaceRef(ctx, repo, id, await ctx.state.get('workspaces', id))
     if (created) log(`ag-server: ${name}: ${created} workspace ref(s) created under ${WORKSPACE_REFS}`)
   }
 }

@@ -8,10 +8,9 @@ import { DEFAULT_LIMITS, type Ctx } from '../context.ts'
 import { createTask } from '../coordination.ts'
 import { acquireLock, isDataDir, type LockInfo } from '../datadir.ts'
 import { keyAdd, keyList, keyRevoke } from '../keys.ts'
-import { KeyedMutex } from '../mutex.ts'
 import { attachRecord, canonicalStatement, statementFor } from '../provenance.ts'
 import { RepoRegistry } from '../repos.ts'
-import { Store } from '../store.ts'
+import { openState } from '../open-state.ts'
 import type { Policy, Role, Scope } from '../types.ts'
 
 export interface Admin {
@@ -33,29 +32,28 @@ export interface Admin {
   keyAdd(b: { principal: string; public_key: string; label?: string }): Promise<{ id: string }>
   keys(principal: string | undefined): Promise<unknown>
   keyRevoke(id: string): Promise<unknown>
-  done(): void
+  done(): Promise<void>
 }
 
-function offline(dir: string, release: () => void): Admin {
-  const store = Store.open(path.join(dir, 'state'))
+async function offline(dir: string, release: () => void): Promise<Admin> {
+  const state = await openState({ dataDir: dir })
   const ctx: Ctx = {
-    store,
+    state,
     repos: new RepoRegistry(path.join(dir, 'repos')),
-    mutex: new KeyedMutex(),
     limits: DEFAULT_LIMITS,
     tmpDir: path.join(dir, 'tmp'),
   }
   const requireRepo = (r: string): void => void ctx.repos.get(r)
   return {
-    mint: async (b) => adminMint(store, b),
-    revoke: async (id) => adminRevoke(store, id),
-    tokens: async () => ({ tokens: adminTokens(store) }),
-    role: async (repo, principal, role) => (requireRepo(repo), adminSetRole(store, repo, principal, role)),
-    policy: async (repo, p) => (requireRepo(repo), adminSetPolicy(store, repo, p)),
+    mint: (b) => adminMint(state, b),
+    revoke: (id) => adminRevoke(state, id),
+    tokens: async () => ({ tokens: await adminTokens(state) }),
+    role: async (repo, principal, role) => (requireRepo(repo), adminSetRole(state, repo, principal, role)),
+    policy: async (repo, p) => (requireRepo(repo), adminSetPolicy(state, repo, p)),
     task: async (repo, b) => createTask(ctx, 'human:admin', repo, b),
     provenance: async (id, b) => attachRecord(ctx, id, 'human:admin', b),
     statement: async (id) => {
-      const p = store.get('proposals', id)
+      const p = await state.get('proposals', id)
       if (!p) throw new Error(`proposal '${id}' not found`)
       return {
         proposal: p.id,
@@ -63,13 +61,16 @@ function offline(dir: string, release: () => void): Admin {
         statement: canonicalStatement(await statementFor(ctx.repos.get(p.repo), p)),
       }
     },
-    keyAdd: async (b) => keyAdd(store, b),
-    keys: async (principal) => ({ keys: keyList(store, principal) }),
-    keyRevoke: async (id) => keyRevoke(store, id),
-    done: () => {
+    keyAdd: (b) => keyAdd(state, b),
+    keys: async (principal) => ({ keys: await keyList(state, principal) }),
+    keyRevoke: (id) => keyRevoke(state, id),
+    done: async () => {
       ctx.repos.closeAll()
-      store.close()
-      release()
+      try {
+        await state.close()
+      } finally {
+        release()
+      }
     },
   }
 }
@@ -106,7 +107,7 @@ function online(dir: string, holder: LockInfo): Admin {
     keyAdd: async (b) => (await call('POST', '/admin/keys', b)) as { id: string },
     keys: (principal) => call('GET', `/admin/keys${principal !== undefined ? `?principal=${enc(principal)}` : ''}`),
     keyRevoke: (id) => call('DELETE', `/admin/keys/${enc(id)}`),
-    done: () => undefined,
+    done: async () => undefined,
   }
 }
 
@@ -114,7 +115,7 @@ export async function withAdmin<T>(dir: string, fn: (a: Admin) => Promise<T>): P
   if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
   const lock = acquireLock(dir, { pid: process.pid, kind: 'cli' })
   const admin = lock.ok
-    ? offline(dir, lock.release)
+    ? await offline(dir, lock.release)
     : lock.holder.kind === 'server'
       ? online(dir, lock.holder)
       : undefined
@@ -122,7 +123,7 @@ export async function withAdmin<T>(dir: string, fn: (a: Admin) => Promise<T>): P
   try {
     return await fn(admin)
   } finally {
-    admin.done()
+    await admin.done()
   }
 }
 

@@ -8,9 +8,9 @@ import type { Policy, Role } from '../types.ts'
 import { validateBody } from '../validate.ts'
 import { dataDir, withAdmin, type CliContext } from './admin.ts'
 
-export function init({ positionals }: CommandArgs, { out }: CliContext): void {
+export async function init({ positionals }: CommandArgs, { out }: CliContext): Promise<void> {
   const dir = positionals[0] ?? ''
-  const { adminTokenFile } = initDataDir(dir)
+  const { adminTokenFile } = await initDataDir(dir)
   out(`initialized ${dir}; admin token written to ${adminTokenFile} (mode 0600)`)
 }
 

@@ -61,7 +61,7 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
   }
   const holders =
     values['exit-with-holders'] === true
-      ? await holdOpen({ host, store: srv.ctx.store, stdinHolds: true, onIdle: stop })
+      ? await holdOpen({ host, state: srv.ctx.state, stdinHolds: true, onIdle: stop })
       : undefined
   updateLock(dir, { pid: process.pid, kind: 'server', listen, ...(holders ? { holders: holders.address } : {}) })
   if (!isLoopback(host))

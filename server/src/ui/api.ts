@@ -17,11 +17,11 @@ const STATES: readonly ProposalRec['state'][] = ['open', 'integrated', 'withdraw
 const num = (id: string): number => Number(id.slice(id.indexOf('-') + 1))
 
 /** The repositories the caller may read: the token covers them and the principal has a role there. */
-export function readableRepos(ctx: Ctx, caller: Caller): { name: string; role: string }[] {
+export async function readableRepos(ctx: Ctx, caller: Caller): Promise<{ name: string; role: string }[]> {
   const out: { name: string; role: string }[] = []
   if (!caller.token.scopes.includes('read')) return out
   for (const name of ctx.repos.names()) {
-    const role = roleOf(ctx.store, name, caller.principal)
+    const role = await roleOf(ctx.state, name, caller.principal)
     if (role !== null && tokenCoversRepo(caller.token, name)) out.push({ name, role })
   }
   return out
@@ -44,7 +44,7 @@ function intParam(q: URLSearchParams, k: string, def: number, max: number): numb
  * One page of the proposals the caller may read, newest first, filtered by state (default open;
  * `all`), repository, author (principal) and task, with the values each filter can take.
  */
-export function listView(ctx: Ctx, caller: Caller, q: URLSearchParams): Record<string, unknown> {
+export async function listView(ctx: Ctx, caller: Caller, q: URLSearchParams): Promise<Record<string, unknown>> {
   const state = q.get('state') || 'open'
   if (state !== 'all' && !(STATES as readonly string[]).includes(state))
     throw invalid('state must be open, integrated, withdrawn or all', { field: 'state' })
@@ -53,16 +53,16 @@ export function listView(ctx: Ctx, caller: Caller, q: URLSearchParams): Record<s
   const task = q.get('task') || undefined
   const offset = intParam(q, 'offset', 0, 10_000_000)
   const limit = Math.max(1, intParam(q, 'limit', 50, 200))
-  const repos = readableRepos(ctx, caller).map((r) => r.name)
+  const repos = (await readableRepos(ctx, caller)).map((r) => r.name)
   if (repo !== undefined) {
     checkRepoName(repo)
-    authorize(ctx.store, caller, 'read', repo, 'reader')
+    await authorize(ctx.state, caller, 'read', repo, 'reader')
     ctx.repos.get(repo)
   }
   const states = state === 'all' ? STATES : [state]
   const all: ProposalRec[] = []
   for (const r of repo !== undefined ? [repo] : repos)
-    for (const s of states) all.push(...ctx.store.byIndex('proposalsByRepoState', `${r}\n${s}`))
+    for (const s of states) all.push(...(await ctx.state.byIndex('proposalsByRepoState', `${r}\n${s}`)))
   all.sort((a, b) => num(b.id) - num(a.id))
   const authors = new Map<string, number>()
   const tasks = new Map<string, number>()
@@ -92,9 +92,9 @@ export function listView(ctx: Ctx, caller: Caller, q: URLSearchParams): Record<s
 
 type Allowed = { allowed: true } | { allowed: false; reason: string }
 
-function allowedIf(check: () => void): Allowed {
+async function allowedIf(check: () => Promise<void>): Promise<Allowed> {
   try {
-    check()
+    await check()
     return { allowed: true }
   } catch (e) {
     return { allowed: false, reason: (e as Error).message }
@@ -102,26 +102,26 @@ function allowedIf(check: () => void): Allowed {
 }
 
 /** Which actions the caller may take, each with the server's reason when it may not. */
-function actionsFor(ctx: Ctx, caller: Caller, p: ProposalRec): Record<string, Allowed> {
+async function actionsFor(ctx: Ctx, caller: Caller, p: ProposalRec): Promise<Record<string, Allowed>> {
   const open = (): void => {
     if (p.state !== 'open') throw new Error(`proposal is ${p.state}`)
   }
   return {
-    review: allowedIf(() => {
-      authorize(ctx.store, caller, 'review', p.repo, 'reviewer')
+    review: await allowedIf(async () => {
+      await authorize(ctx.state, caller, 'review', p.repo, 'reviewer')
       open()
       if (p.author_principal === caller.principal)
         throw new Error('the author of a proposal cannot approve or reject it')
     }),
-    integrate: allowedIf(() => {
-      authorize(ctx.store, caller, 'integrate', p.repo, 'maintainer')
+    integrate: await allowedIf(async () => {
+      await authorize(ctx.state, caller, 'integrate', p.repo, 'maintainer')
       open()
     }),
-    reject: allowedIf(() => {
-      authorize(ctx.store, caller, 'propose', p.repo, 'contributor')
+    reject: await allowedIf(async () => {
+      await authorize(ctx.state, caller, 'propose', p.repo, 'contributor')
       if (
         p.author_principal !== caller.principal &&
-        !roleAtLeast(roleOf(ctx.store, p.repo, caller.principal), 'maintainer')
+        !roleAtLeast(await roleOf(ctx.state, p.repo, caller.principal), 'maintainer')
       )
         throw new Error('only the author or a maintainer can withdraw')
       open()
@@ -130,13 +130,13 @@ function actionsFor(ctx: Ctx, caller: Caller, p: ProposalRec): Record<string, Al
 }
 
 /** The run a proposal was made in: its author is `principal#run-N` when it was made within one. */
-function runOf(ctx: Ctx, caller: Caller, p: ProposalRec): Record<string, unknown> | undefined {
+async function runOf(ctx: Ctx, caller: Caller, p: ProposalRec): Promise<Record<string, unknown> | undefined> {
   const id = p.author.includes('#')
     ? p.author.slice(p.author.indexOf('#') + 1)
-    : ctx.store.get('workspaces', p.workspace)?.run_id
+    : (await ctx.state.get('workspaces', p.workspace))?.run_id
   if (id === undefined) return undefined
   try {
-    const r = effectiveRun(getRun(ctx, caller, id))
+    const r = effectiveRun(await getRun(ctx, caller, id), await ctx.state.now())
     return {
       run_id: r.run_id,
       task: r.task,
@@ -152,10 +152,10 @@ function runOf(ctx: Ctx, caller: Caller, p: ProposalRec): Record<string, unknown
   }
 }
 
-function taskOf(ctx: Ctx, caller: Caller, p: ProposalRec): Record<string, unknown> | undefined {
+async function taskOf(ctx: Ctx, caller: Caller, p: ProposalRec): Promise<Record<string, unknown> | undefined> {
   if (p.task === undefined) return undefined
   try {
-    const t = effectiveTask(ctx, getTask(ctx, caller, p.task))
+    const t = await effectiveTask(ctx.state, await getTask(ctx, caller, p.task), await ctx.state.now())
     return { id: t.id, title: t.title, body: t.body, state: t.state, paths: t.paths }
   } catch {
     return undefined
@@ -177,19 +177,19 @@ async function commitsOf(ctx: Ctx, p: ProposalRec, mergeBase: string | null): Pr
 
 /** Everything one proposal's page shows but its diff. */
 export async function proposalView(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
-  const p = pr.getProposal(ctx, caller, id)
+  const p = await pr.getProposal(ctx, caller, id)
   const view = await rv.evaluate(ctx, p)
   const keyId = p.provenance?.key_id
-  const key = keyId !== undefined ? ctx.store.get('keys', keyId) : undefined
+  const key = keyId !== undefined ? await ctx.state.get('keys', keyId) : undefined
   return {
     proposal: view,
-    task: taskOf(ctx, caller, p),
-    run: runOf(ctx, caller, p),
+    task: await taskOf(ctx, caller, p),
+    run: await runOf(ctx, caller, p),
     commits: await commitsOf(ctx, p, view['merge_base'] as string | null),
     signer: key
       ? { key_id: key.id, principal: key.principal, label: key.label, revoked_at: key.revoked_at }
       : undefined,
-    actions: actionsFor(ctx, caller, p),
+    actions: await actionsFor(ctx, caller, p),
   }
 }
 

@@ -118,10 +118,11 @@ export class Ui {
     if (method === 'POST' && rel === '/links') return this.link(env, req)
     const session = this.sessions.get(cookieSecret(req))
     if (session === undefined) throw new AgwpError('unauthenticated', 'not signed in')
-    const caller = this.callerOf(env.ctx, session, req)
+    const caller = await this.callerOf(env.ctx, session, req)
     env.limiter.take(caller.token.id)
-    if (method === 'GET' && rel === '/session') return ok(this.sessionView(env.ctx, caller, session))
-    if (method === 'GET' && rel === '/proposals') return ok(scrubDeep(listView(env.ctx, caller, url.searchParams)))
+    if (method === 'GET' && rel === '/session') return ok(await this.sessionView(env.ctx, caller, session))
+    if (method === 'GET' && rel === '/proposals')
+      return ok(scrubDeep(await listView(env.ctx, caller, url.searchParams)))
     const m = PROPOSAL.exec(p)
     if (method === 'POST') {
       checkSameOrigin(this.origins, req)
@@ -159,22 +160,22 @@ export class Ui {
   }
 
   /** The session's caller: its token, looked up again, so a revoked or expired one ends it. */
-  private callerOf(ctx: Ctx, s: Session, req: http.IncomingMessage): Caller {
-    const rec = ctx.store.get('tokens', s.tokenId)
-    if (!rec || rec.revoked || Date.parse(rec.expires_at) <= Date.now()) {
+  private async callerOf(ctx: Ctx, s: Session, req: http.IncomingMessage): Promise<Caller> {
+    const rec = await ctx.state.get('tokens', s.tokenId)
+    if (!rec || rec.revoked || Date.parse(rec.expires_at) <= (await ctx.state.now()).getTime()) {
       this.sessions.end(cookieSecret(req))
       throw new AgwpError('unauthenticated', 'your session ended: its token was revoked or expired; sign in again')
     }
     return { token: rec, principal: rec.principal, kind: 'human', actor: rec.principal }
   }
 
-  private sessionView(ctx: Ctx, caller: Caller, s: Session): Json {
+  private async sessionView(ctx: Ctx, caller: Caller, s: Session): Promise<Json> {
     return {
       principal: caller.principal,
       expires_at: new Date(s.expiresAt).toISOString(),
       csrf: s.csrf,
       scopes: caller.token.scopes,
-      repos: readableRepos(ctx, caller),
+      repos: await readableRepos(ctx, caller),
     }
   }
 
@@ -182,12 +183,12 @@ export class Ui {
   private async signIn(env: UiEnv, req: http.IncomingMessage): Promise<Answer> {
     checkSameOrigin(this.origins, req)
     const b = await jsonBody(req, 4096)
-    const { store } = env.ctx
+    const { state } = env.ctx
     let caller: Caller
     if (typeof b['link'] === 'string') {
       const tokenId = this.sessions.redeemLink(b['link'])
-      const rec = tokenId !== undefined ? store.get('tokens', tokenId) : undefined
-      if (!rec || rec.revoked || Date.parse(rec.expires_at) <= Date.now())
+      const rec = tokenId !== undefined ? await state.get('tokens', tokenId) : undefined
+      if (!rec || rec.revoked || Date.parse(rec.expires_at) <= (await state.now()).getTime())
         throw new AgwpError('unauthenticated', 'this sign-in link was used already or has expired: ask for a new one')
       caller = {
         token: rec,
@@ -196,7 +197,7 @@ export class Ui {
         actor: rec.principal,
       }
     } else if (typeof b['token'] === 'string') {
-      caller = authenticate(store, `Bearer ${b['token'].trim()}`, undefined)
+      caller = await authenticate(state, `Bearer ${b['token'].trim()}`, undefined)
     } else throw invalid('give the token to sign in with', { field: 'token' })
     if (caller.kind !== 'human')
       throw forbidden(`${caller.principal} is an agent: agents' tokens cannot sign in to the review page`)
@@ -215,7 +216,7 @@ export class Ui {
 
   /** A one-time sign-in link for the bearer token's own principal (what `ag-mcp proposals open` prints). */
   private async link(env: UiEnv, req: http.IncomingMessage): Promise<Answer> {
-    const caller = authenticate(env.ctx.store, header(req, 'authorization'), undefined)
+    const caller = await authenticate(env.ctx.state, header(req, 'authorization'), undefined)
     if (header(req, 'origin') !== undefined) checkSameOrigin(this.origins, req)
     if (caller.kind !== 'human')
       throw forbidden(`${caller.principal} is an agent: agents cannot sign in to the review page`)
