@@ -33,6 +33,13 @@ const store: Flag = {
 
 const SERVE_FLAGS: FlagTable = {
   data,
+  store,
+  migrate: {
+    type: 'boolean',
+    default: true,
+    describe:
+      "with --store: apply the database schema's pending migrations at start (--no-migrate: refuse an old schema instead, naming the command that upgrades it)",
+  },
   ...MAINTENANCE_FLAGS,
   listen: { type: 'string', value: 'HOST:PORT', default: '127.0.0.1:7420', describe: 'the address to listen on' },
   rate: { type: 'number', value: 'N', default: 50, describe: 'requests/s per token (0: unlimited)' },
@@ -84,6 +91,13 @@ export const COMMANDS: readonly Command<CliContext>[] = [
     name: 'init',
     summary: 'create a data directory and an admin token (<dir>/admin.token)',
     args: ['<dir>'],
+    flags: {
+      store: {
+        ...store,
+        describe:
+          "keep the state (the admin token too) in this PostgreSQL database instead of the directory's journal; serve then needs the same --store",
+      },
+    },
     load: async () => (await import('./cli/repos.ts')).init,
   },
   {

@@ -24,6 +24,10 @@ export const PREFIX = '/agwp/v1'
 
 export interface ServerOptions {
   dataDir: string
+  /** a postgres:// URL: the state lives in that database (repositories stay in dataDir) */
+  store?: string
+  /** with a postgres store: apply pending migrations at start (default), or refuse an old schema */
+  migrate?: boolean
   host?: string
   port?: number
   limits?: Partial<Limits>
@@ -50,7 +54,12 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const state = await openState({ dataDir: opts.dataDir, ...(opts.log ? { log: opts.log } : {}) })
+  const state = await openState({
+    dataDir: opts.dataDir,
+    ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.store !== undefined ? { store: opts.store } : {}),
+    ...(opts.migrate === false ? { migrate: false } : {}),
+  })
   const ctx: Ctx = {
     state,
     repos: new RepoRegistry(path.join(opts.dataDir, 'repos')),

@@ -3,7 +3,7 @@
 // last holder.
 import type { CommandArgs } from '../../../lib/cli/commands.ts'
 import { UsageError, numberValue, stringValue } from '../../../lib/cli/flags.ts'
-import { acquireLock, isDataDir, updateLock } from '../datadir.ts'
+import { acquireLock, dataDirStore, isDataDir, updateLock } from '../datadir.ts'
 import { favourMemory } from '../heap.ts'
 import { holdOpen } from '../holders.ts'
 import { startServer } from '../http.ts'
@@ -11,6 +11,8 @@ import { isLoopback, listenOrExplain } from '../listen.ts'
 import { parseDuration } from '../util.ts'
 import { dataDir, type CliContext } from './admin.ts'
 import { maintenanceFromFlags } from './maintenance.ts'
+import { isPostgresUrl } from '../open-state.ts'
+import { redactUrl } from '../pg/url.ts'
 
 function parseListen(s: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s)
@@ -24,12 +26,26 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
   if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
   const { host, port } = parseListen(stringValue(values, 'listen') ?? '')
   const maintenance = maintenanceFromFlags(values)
+  const store = stringValue(values, 'store')
+  if (store !== undefined && !isPostgresUrl(store))
+    throw new UsageError(`--store must be a postgres:// URL, got ${redactUrl(store)}`)
+  // The admin token and every record live where init put them: one store per data directory.
+  const kept = dataDirStore(dir)
+  if (kept === 'postgres' && store === undefined)
+    throw new UsageError(
+      `${dir} keeps its state in PostgreSQL: name the database with --store postgres://… (or AG_SERVER_STORE)`,
+    )
+  if (kept === 'journal' && store !== undefined)
+    throw new UsageError(
+      `${dir} keeps its state in its own journal: --store needs a data directory made by \`ag-server init DIR --store …\``,
+    )
   const lock = acquireLock(dir, { pid: process.pid, kind: 'server' })
   if (!lock.ok) throw new Error(`data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})`)
   const origin = stringValue(values, 'ui-origin')
   const srv = await listenOrExplain(host, port, lock.release, () =>
     startServer({
       dataDir: dir,
+      ...(store !== undefined ? { store, migrate: values['migrate'] !== false } : {}),
       host,
       port,
       rate: numberValue(values, 'rate') ?? 0,
