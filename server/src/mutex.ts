@@ -1,5 +1,6 @@
-// Keyed async mutex: state changes that await git between "check" and "commit" (propose,
-// revise, integrate) hold the repository's lock so two of them never interleave.
+// Keyed async mutex: the locks of the journal backend's transactions (journal-state.ts). A
+// transaction holds its keys across every await of its check, git work and commit, so two
+// transactions naming one key never interleave.
 export class KeyedMutex {
   private tails = new Map<string, Promise<void>>()
 

@@ -25,9 +25,9 @@ import { COLLECTIONS, type CollectionName, type Collections } from './types.ts'
 // write journals that path and not the whole workspace. Both are idempotent, so
 // replaying a journal over a snapshot that already contains its effects is harmless.
 //
-// Commits are synchronous on purpose: a check-then-commit sequence with no `await` in
-// between can never interleave with another request (Node runs it to completion), which
-// is what makes "20 simultaneous claims -> exactly one run" hold.
+// Commits are synchronous: a commit's line is appended and applied in one step. Races between
+// requests are decided above this file, by State transactions and their locks
+// (journal-state.ts), which end in exactly one commit each.
 //
 // Group commit: commit() appends its line (write, no fsync) and applies it in memory at
 // once; the fsync runs off the event loop and covers every line appended meanwhile, so

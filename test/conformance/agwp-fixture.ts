@@ -10,7 +10,7 @@ import { startServer } from '../../server/src/http.ts'
 import type { RunningServer } from '../../server/src/http.ts'
 import { initDataDir } from '../../server/src/datadir.ts'
 import { adminMint, adminSetPolicy, adminSetRole, repoAdd } from '../../server/src/admin.ts'
-import { Store } from '../../server/src/store.ts'
+import { openState } from '../../server/src/open-state.ts'
 import type { Role, Scope } from '../../server/src/types.ts'
 import { startMcp } from '../helpers/mcp-process.ts'
 import { fsckProblems } from '../server/helpers.ts'
@@ -81,16 +81,18 @@ export async function agwpFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   git(src, 'commit', '-q', '-am', 'add y')
   opts.prepare?.(src, git)
   const data = path.join(dir, 'data')
-  initDataDir(data)
+  await initDataDir(data)
   repoAdd(data, 'demo', src)
-  const store = Store.open(path.join(data, 'state'))
+  const state = await openState({ dataDir: data })
   const tokens: Record<string, string> = {}
   for (const [name, w] of Object.entries(PRINCIPALS)) {
-    tokens[name] = adminMint(store, { principal: w.principal, scopes: w.scopes, repos: ['demo'], ttl_s: 3600 }).token
-    adminSetRole(store, 'demo', w.principal, w.role)
+    tokens[name] = (
+      await adminMint(state, { principal: w.principal, scopes: w.scopes, repos: ['demo'], ttl_s: 3600 })
+    ).token
+    await adminSetRole(state, 'demo', w.principal, w.role)
   }
-  adminSetPolicy(store, 'demo', { required_approvals: 1 })
-  store.close()
+  await adminSetPolicy(state, 'demo', { required_approvals: 1 })
+  await state.close()
   const server = await startServer({
     dataDir: data,
     host: '127.0.0.1',

@@ -25,12 +25,14 @@ fs.writeFileSync(path.join(src, 'README.md'), '# shared\n')
 execFileSync('git', ['add', '.'], { cwd: src, env: GIT_ENV })
 execFileSync('git', ['commit', '-q', '-m', 'initial'], { cwd: src, env: GIT_ENV })
 const data = path.join(dir, 'data')
-const TOKEN = seedWorld(data, {
-  repos: { demo: src, other: src },
-  people: {
-    alice: { principal: 'agent:alice', scopes: ['read', 'workspace', 'propose', 'coordinate'], role: 'contributor' },
-  },
-}).tokens.alice
+const TOKEN = (
+  await seedWorld(data, {
+    repos: { demo: src, other: src },
+    people: {
+      alice: { principal: 'agent:alice', scopes: ['read', 'workspace', 'propose', 'coordinate'], role: 'contributor' },
+    },
+  })
+).tokens.alice
 const server = await startServer({ dataDir: data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined })
 
 // The proxy ag-mcp talks to: records each request, forwards it unchanged to the real server.

@@ -5,6 +5,7 @@
 // and the server holds exactly one run for the task.
 import type http from 'node:http'
 import t from 'tap'
+import { journalStore } from '../server/helpers.ts'
 import { forwardingProxy } from '../helpers/recording-server.ts'
 import { agwpFixture, client, mcp } from './agwp-fixture.ts'
 
@@ -58,7 +59,9 @@ for (const [name, when] of Object.entries(CASES)) {
     t.equal(keys[1], keys[0], 'with the same Idempotency-Key')
     t.same(answers, when === 'after' ? ['201 -', '201 true'] : ['201 -'], 'the repeat was answered from the key')
 
-    const runs = fx.server.ctx.store.all('runs').filter((x) => x.task === task)
+    const runs = journalStore(fx.server.ctx)
+      .all('runs')
+      .filter((x) => x.task === task)
     t.same(
       runs.map((x) => x.run_id),
       [runId],

@@ -2,10 +2,9 @@
 // ag-server data directory, repositories added from source directories, and people with a token
 // for every repository and the same role in each. (Benches and the demo drive the CLI instead:
 // bench/agwp-world.mjs.)
-import { join } from 'node:path'
 import { adminMint, adminSetPolicy, adminSetRole, repoAdd } from '../../server/src/admin.ts'
 import { initDataDir } from '../../server/src/datadir.ts'
-import { Store } from '../../server/src/store.ts'
+import { openState } from '../../server/src/open-state.ts'
 import type { Policy, Role, Scope } from '../../server/src/types.ts'
 
 export interface Person {
@@ -23,20 +22,23 @@ export interface WorldSpec<Name extends string = string> {
 }
 
 /** Seeds `data` (which must not exist yet); returns each person's token by name. */
-export function seedWorld<Name extends string>(data: string, spec: WorldSpec<Name>): { tokens: Record<Name, string> } {
-  initDataDir(data)
+export async function seedWorld<Name extends string>(
+  data: string,
+  spec: WorldSpec<Name>,
+): Promise<{ tokens: Record<Name, string> }> {
+  await initDataDir(data)
   for (const [name, src] of Object.entries(spec.repos)) repoAdd(data, name, src)
   const repos = Object.keys(spec.repos)
-  const store = Store.open(join(data, 'state'))
+  const state = await openState({ dataDir: data })
   try {
     const tokens = {} as Record<Name, string> // filled for every name just below
     for (const [name, p] of Object.entries(spec.people) as [Name, Person][]) {
-      tokens[name] = adminMint(store, { principal: p.principal, scopes: p.scopes, repos, ttl_s: 3600 }).token
-      for (const r of repos) adminSetRole(store, r, p.principal, p.role)
+      tokens[name] = (await adminMint(state, { principal: p.principal, scopes: p.scopes, repos, ttl_s: 3600 })).token
+      for (const r of repos) await adminSetRole(state, r, p.principal, p.role)
     }
-    for (const [r, policy] of Object.entries(spec.policy ?? {})) adminSetPolicy(store, r, policy)
+    for (const [r, policy] of Object.entries(spec.policy ?? {})) await adminSetPolicy(state, r, policy)
     return { tokens }
   } finally {
-    store.close()
+    await state.close()
   }
 }

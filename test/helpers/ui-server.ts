@@ -9,9 +9,8 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { DEFAULT_LIMITS } from '../../server/src/context.ts'
 import { createTask } from '../../server/src/coordination.ts'
-import { KeyedMutex } from '../../server/src/mutex.ts'
 import { RepoRegistry } from '../../server/src/repos.ts'
-import { Store } from '../../server/src/store.ts'
+import { openState } from '../../server/src/open-state.ts'
 import type { Policy } from '../../server/src/types.ts'
 import { seedWorld } from './agwp-world.ts'
 import type { Person } from './agwp-world.ts'
@@ -43,7 +42,7 @@ export async function startUiServer(o: {
   const root = mkdtempSync(join(tmpdir(), 'ag-ui-'))
   const data = join(root, 'data')
   const policy = o.policy
-  const { tokens: token } = seedWorld(data, {
+  const { tokens: token } = await seedWorld(data, {
     repos: o.repos,
     people: o.people,
     ...(policy ? { policy: Object.fromEntries(Object.keys(o.repos).map((r) => [r, policy])) } : {}),
@@ -53,12 +52,13 @@ export async function startUiServer(o: {
     tokenFile[name] = join(root, `${name}.token`)
     writeFileSync(tokenFile[name], `${t}\n`, { mode: 0o600 })
   }
-  const store = Store.open(join(data, 'state'))
+  const state = await openState({ dataDir: data })
   const registry = new RepoRegistry(join(data, 'repos'))
-  const ctx = { store, repos: registry, mutex: new KeyedMutex(), limits: DEFAULT_LIMITS, tmpDir: join(data, 'tmp') }
-  const tasks = (o.tasks ?? []).map((t) => createTask(ctx, 'human:admin', t.repo, t).id)
+  const ctx = { state, repos: registry, limits: DEFAULT_LIMITS, tmpDir: join(data, 'tmp') }
+  const tasks: string[] = []
+  for (const t of o.tasks ?? []) tasks.push((await createTask(ctx, 'human:admin', t.repo, t)).id)
   registry.closeAll()
-  store.close()
+  await state.close()
   const child = spawn(
     process.execPath,
     // --exit-with-stdin: if this process dies before it closes the server, the server goes too.

@@ -12,11 +12,11 @@ const fx = await fixture()
 t.teardown(fx.close)
 const { api } = fx
 repoAdd(fx.data, 'beta', path.join(fx.root, 'src'))
-const store = fx.server.ctx.store
-const lim = adminMint(store, { principal: 'human:lim', scopes: ['read', 'admin'], repos: ['demo'], ttl_s: 3600 })
-const betaAgent = adminMint(store, { principal: 'agent:b', scopes: ['read'], repos: ['beta'], ttl_s: 3600 })
-const both = adminMint(store, { principal: 'agent:both', scopes: ['read'], repos: ['demo', 'beta'], ttl_s: 3600 })
-adminSetRole(store, 'beta', 'agent:b', 'reader')
+const state = fx.server.ctx.state
+const lim = await adminMint(state, { principal: 'human:lim', scopes: ['read', 'admin'], repos: ['demo'], ttl_s: 3600 })
+const betaAgent = await adminMint(state, { principal: 'agent:b', scopes: ['read'], repos: ['beta'], ttl_s: 3600 })
+const both = await adminMint(state, { principal: 'agent:both', scopes: ['read'], repos: ['demo', 'beta'], ttl_s: 3600 })
+await adminSetRole(state, 'beta', 'agent:b', 'reader')
 const root = fs.readFileSync(path.join(fx.data, 'admin.token'), 'utf8').trim()
 const ids = (r: { body: { tokens: { id: string; repos: string[] }[] } }): string[] => r.body.tokens.map((x) => x.id)
 

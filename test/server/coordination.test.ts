@@ -1,16 +1,16 @@
 import t from 'tap'
-import { fixture, contractErrors } from './helpers.ts'
+import { fixture, contractErrors, journalStore } from './helpers.ts'
 import { createTask } from '../../server/src/coordination.ts'
 
 const fx = await fixture({ server: { rate: 0 } })
 t.teardown(fx.close)
 const { api } = fx
 const ctx = fx.server.ctx
-const newTask = (title: string, paths: string[] = []): string =>
-  createTask(ctx, 'human:root', 'demo', { title, paths }).id
+const newTask = async (title: string, paths: string[] = []): Promise<string> =>
+  (await createTask(ctx, 'human:root', 'demo', { title, paths })).id
 
 t.test('tasks: list, claim, heartbeat, notes, release', async (t) => {
-  const id = newTask('first', ['lib/**'])
+  const id = await newTask('first', ['lib/**'])
   const created = await api('admin', 'POST', '/admin/repos/demo/tasks', { title: 'via admin', body: 'b' })
   t.equal(created.status, 201)
   t.equal(contractErrors('Task', created.body), '')
@@ -49,31 +49,33 @@ t.test('tasks: list, claim, heartbeat, notes, release', async (t) => {
   t.equal((await api('alice', 'POST', `/runs/${run}/heartbeat`, {})).status, 409, 'released run cannot be renewed')
   t.equal((await api('alice', 'POST', `/runs/${run}/release`, { outcome: 'maybe' })).status, 422)
 
-  const ab = newTask('to abandon')
+  const ab = await newTask('to abandon')
   const r2 = (await api('bob', 'POST', `/tasks/${ab}/claim`, {})).body.run_id
   await api('bob', 'POST', `/runs/${r2}/release`, { outcome: 'abandoned' })
   t.equal((await api('bob', 'GET', `/tasks/${ab}`)).body.state, 'open', 'abandoned task returns to the pool')
 })
 
 t.test('an expired run frees its task and loses its authority', async (t) => {
-  const id = newTask('expiring')
+  const id = await newTask('expiring')
   const run = (await api('alice', 'POST', `/tasks/${id}/claim`, { ttl_s: 10 })).body.run_id as string
   t.equal((await api('alice', 'GET', '/whoami', undefined, { 'AGWP-Run': run })).body.actor, `agent:alice#${run}`)
   // Move the lease deadline into the past instead of sleeping.
-  const rec = ctx.store.get('runs', run)
+  const rec = journalStore(ctx).get('runs', run)
   if (!rec) throw new Error('run missing')
-  ctx.store.commit([{ c: 'runs', k: run, v: { ...rec, lease_expires_at: new Date(Date.now() - 1000).toISOString() } }])
+  journalStore(ctx).commit([
+    { c: 'runs', k: run, v: { ...rec, lease_expires_at: new Date(Date.now() - 1000).toISOString() } },
+  ])
   t.equal((await api('bob', 'GET', `/tasks/${id}`)).body.state, 'open')
   t.equal((await api('alice', 'GET', `/runs/${run}`)).body.state, 'expired')
   const denied = await api('alice', 'GET', '/whoami', undefined, { 'AGWP-Run': run })
   t.equal(denied.status, 403, 'expired run cannot be acted within')
   const reclaim = await api('bob', 'POST', `/tasks/${id}/claim`, {})
   t.equal(reclaim.status, 201)
-  t.equal(ctx.store.get('runs', run)?.state, 'expired', 'old run recorded as expired')
+  t.equal(journalStore(ctx).get('runs', run)?.state, 'expired', 'old run recorded as expired')
 })
 
 t.test('AGWP-Run attributes actions and is refused for another principal', async (t) => {
-  const id = newTask('attributed')
+  const id = await newTask('attributed')
   const run = (await api('alice', 'POST', `/tasks/${id}/claim`, {})).body.run_id as string
   const h = { 'AGWP-Run': run }
   const ws = await api('alice', 'POST', '/repos/demo/workspaces', {}, h)

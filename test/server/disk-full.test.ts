@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { makeSourceRepo, sh, tmpdir, ALL_AGENT } from './helpers.ts'
+import { makeSourceRepo, sh, tmpdir, ALL_AGENT, journalStore } from './helpers.ts'
 import { startServer, type RunningServer } from '../../server/src/http.ts'
 import { createTask } from '../../server/src/coordination.ts'
 import { fsJournalIo } from '../../server/src/store.ts'
@@ -16,7 +16,7 @@ import { seedWorld } from '../helpers/agwp-world.ts'
 async function setup(dataParent: string, srcParent: string): Promise<{ data: string; tokens: Record<string, string> }> {
   const src = makeSourceRepo(srcParent, 2)
   const data = path.join(dataParent, 'data')
-  const { tokens } = seedWorld(data, {
+  const { tokens } = await seedWorld(data, {
     repos: { demo: src },
     people: { alice: { principal: 'agent:alice', scopes: ALL_AGENT, role: 'contributor' } },
   })
@@ -107,13 +107,13 @@ t.test('injected ENOSPC on the journal: 507, reads work, nothing half-recorded',
   const server = await start(data)
   const api = client(server, tokens.alice as string)
   const ws = (await api('POST', '/repos/demo/workspaces', {})).body.id as string
-  const task = createTask(server.ctx, 'human:x', 'demo', { title: 'disk' })
+  const task = await createTask(server.ctx, 'human:x', 'demo', { title: 'disk' })
   const run = (await api('POST', `/tasks/${task.id}/claim`, {})).body.run_id as string
   const acked = { files: new Map<string, string>(), notes: [] as string[] }
   t.same(await burst(api, ws, run, 'before', 3, acked), [])
   // The journal's appends fail half-way, as on a full disk.
   let budget = 0
-  server.ctx.store.io = {
+  journalStore(server.ctx).io = {
     ...fsJournalIo,
     write: (fd, buf, off, len) => {
       if (budget <= 0) throw Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' })
@@ -130,7 +130,7 @@ t.test('injected ENOSPC on the journal: 507, reads work, nothing half-recorded',
   const read = await api('GET', `/workspaces/${ws}/file?path=README.md`)
   t.equal(read.status, 200, 'reads keep working while the disk is full')
   t.equal((await api('GET', `/workspaces/${ws}`)).status, 200)
-  server.ctx.store.io = fsJournalIo
+  journalStore(server.ctx).io = fsJournalIo
   t.same(await burst(api, ws, run, 'after', 3, acked), [], 'writes work again once space is back')
   await server.close()
   await verifyAfterRestart(t, data, tokens.alice as string, ws, run, acked)
@@ -160,7 +160,7 @@ t.test('a real full filesystem (tmpfs)', { skip: cannotMount ?? false }, async (
   const server = await start(data)
   const api = client(server, tokens.alice as string)
   const ws = (await api('POST', '/repos/demo/workspaces', {})).body.id as string
-  const task = createTask(server.ctx, 'human:x', 'demo', { title: 'disk' })
+  const task = await createTask(server.ctx, 'human:x', 'demo', { title: 'disk' })
   const run = (await api('POST', `/tasks/${task.id}/claim`, {})).body.run_id as string
   const acked = { files: new Map<string, string>(), notes: [] as string[] }
   t.same(await burst(api, ws, run, 'before', 2, acked), [])
@@ -206,7 +206,7 @@ t.test('group commit: no answer before its state is durable; a failed fsync is 5
   const ws = (await api('POST', '/repos/demo/workspaces', {})).body.id as string
   // Hold every fsync until released.
   const held: ((err: Error | null) => void)[] = []
-  server.ctx.store.io = { ...fsJournalIo, fsyncAsync: (_fd, done) => void held.push(done) }
+  journalStore(server.ctx).io = { ...fsJournalIo, fsyncAsync: (_fd, done) => void held.push(done) }
   let putDone = false
   let getDone = false
   const put = api('PUT', `/workspaces/${ws}/files`, { path: 'held.txt', content: 'held\n' }).then((r) => {
@@ -228,7 +228,7 @@ t.test('group commit: no answer before its state is durable; a failed fsync is 5
   t.equal(p.status, 507)
   t.equal(p.body.error.code, 'storage_full')
   t.equal(g.status, 507, 'the read that saw lost state is refused too')
-  server.ctx.store.io = fsJournalIo
+  journalStore(server.ctx).io = fsJournalIo
   const view = (await api('GET', `/workspaces/${ws}`)).body
   t.same(view.changes, [], 'the unacknowledged write was rolled back')
   t.equal((await api('PUT', `/workspaces/${ws}/files`, { path: 'ok.txt', content: 'ok\n' })).status, 200)

@@ -8,7 +8,10 @@ import schema from '../../contract/agwp-v1.schema.json' with { type: 'json' }
 import { startServer, type RunningServer, type ServerOptions } from '../../server/src/http.ts'
 import { initDataDir } from '../../server/src/datadir.ts'
 import { adminMint, adminSetRole, adminSetPolicy, repoAdd } from '../../server/src/admin.ts'
-import { Store } from '../../server/src/store.ts'
+import { JournalState } from '../../server/src/journal-state.ts'
+import { openState } from '../../server/src/open-state.ts'
+import type { State } from '../../server/src/state.ts'
+import type { Store } from '../../server/src/store.ts'
 import type { Policy, Role, Scope, WorkspaceRec } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
 import { GIT_IDENTITY } from '../helpers/git-identity.ts'
@@ -104,7 +107,7 @@ export async function fixture(
   const src = makeSourceRepo(root, opts.commits ?? 3)
   opts.setup?.(src)
   const data = path.join(root, 'data')
-  initDataDir(data)
+  await initDataDir(data)
   repoAdd(data, 'demo', src)
   const principals: Record<string, Principal> = opts.principals ?? {
     alice: { principal: 'agent:alice', role: 'contributor', scopes: ALL_AGENT },
@@ -123,14 +126,16 @@ export async function fixture(
     reed: { principal: 'agent:reed', role: 'reader', scopes: ['read'] },
     admin: { principal: 'human:root', role: 'admin', scopes: ['read', 'admin'] },
   }
-  const store = Store.open(path.join(data, 'state'))
+  const state = await openState({ dataDir: data })
   const tokens: Record<string, string> = {}
   for (const [name, p] of Object.entries(principals)) {
-    tokens[name] = adminMint(store, { principal: p.principal, scopes: p.scopes, repos: ['demo'], ttl_s: 3600 }).token
-    if (p.role) adminSetRole(store, 'demo', p.principal, p.role)
+    tokens[name] = (
+      await adminMint(state, { principal: p.principal, scopes: p.scopes, repos: ['demo'], ttl_s: 3600 })
+    ).token
+    if (p.role) await adminSetRole(state, 'demo', p.principal, p.role)
   }
-  if (opts.policy) adminSetPolicy(store, 'demo', opts.policy)
-  store.close()
+  if (opts.policy) await adminSetPolicy(state, 'demo', opts.policy)
+  await state.close()
   const server = await startServer({
     dataDir: data,
     host: '127.0.0.1',
@@ -213,25 +218,36 @@ export interface SigningKey {
 
 const keyAdmins = new WeakMap<Fixture, string>()
 /** A token of an admin for all repositories: the only kind that manages keys. */
-export function keyAdminToken(fx: Fixture): string {
+export async function keyAdminToken(fx: Fixture): Promise<string> {
   let token = keyAdmins.get(fx)
   if (token === undefined) {
-    token = adminMint(fx.server.ctx.store, {
-      principal: 'human:keys',
-      scopes: ['admin'],
-      repos: ['*'],
-      ttl_s: 3600,
-    }).token
+    token = (
+      await adminMint(fx.server.ctx.state, {
+        principal: 'human:keys',
+        scopes: ['admin'],
+        repos: ['*'],
+        ttl_s: 3600,
+      })
+    ).token
     keyAdmins.set(fx, token)
   }
   return token
+}
+
+/**
+ * The journal store under a server's state, for tests that look at or fault the journal
+ * itself (commit counts, injected write failures, records planted as an older server wrote them).
+ */
+export function journalStore(ctx: { state: State }): Store {
+  if (!(ctx.state instanceof JournalState)) throw new Error(`not the journal backend: ${ctx.state.backend}`)
+  return ctx.state.store
 }
 
 /** A fresh Ed25519 key pair registered for `principal` through the admin API. */
 export async function registerKey(fx: Fixture, principal: string): Promise<SigningKey> {
   const { publicKey, privateKey } = crypto.generateKeyPairSync('ed25519')
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
-  const r = await fx.api(keyAdminToken(fx), 'POST', '/admin/keys', { principal, public_key: publicPem })
+  const r = await fx.api(await keyAdminToken(fx), 'POST', '/admin/keys', { principal, public_key: publicPem })
   if (r.status !== 201) throw new Error(`key add: ${r.status} ${JSON.stringify(r.body)}`)
   return { id: r.body.id, privateKey, publicPem }
 }

@@ -4,17 +4,17 @@
 // store: a journal commit that touches anything but the idempotency records themselves.
 import fs from 'node:fs'
 import t from 'tap'
-import { fixture, tmpdir } from './helpers.ts'
+import { fixture, tmpdir, journalStore } from './helpers.ts'
 import { startServer } from '../../server/src/http.ts'
 import { IdempotencyKeys, fingerprint } from '../../server/src/idempotency.ts'
-import { Store } from '../../server/src/store.ts'
+import { openState } from '../../server/src/open-state.ts'
 import type { Op } from '../../server/src/state.ts'
 import type { Json } from '../helpers/json.ts'
 
 const fx = await fixture({ server: { rate: 0 } })
 t.teardown(fx.close)
 const { api } = fx
-const store = fx.server.ctx.store
+const store = journalStore(fx.server.ctx)
 
 let effects = 0
 const commit = store.commit.bind(store)
@@ -280,25 +280,29 @@ t.test('keys are durable: a repeat after a restart gets the original answer', as
 t.test('a key is remembered for a bounded time, then forgotten and swept', async (t) => {
   const dir = tmpdir('idem')
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const s = Store.open(dir)
-  t.teardown(() => s.close())
+  const state = await openState({ dataDir: dir })
+  t.teardown(() => state.close())
+  const s = journalStore({ state })
   const fp = fingerprint({ method: 'POST', url: '/x', run: undefined, repo: undefined, body: Buffer.from('{}') })
-  const live = new IdempotencyKeys(s, 60_000)
-  const first = live.begin('agent:a', 'k', fp)
+  const live = new IdempotencyKeys(state, 60_000)
+  const first = await live.begin('agent:a', 'k', fp)
   if (first.kind !== 'run') throw new Error('a new key runs')
-  first.finish({ status: 201, body: { n: 1 } })
-  t.equal(live.begin('agent:a', 'k', fp).kind, 'answer', 'within its time: answered from the key')
+  await first.finish({ status: 201, body: { n: 1 } })
+  t.equal((await live.begin('agent:a', 'k', fp)).kind, 'answer', 'within its time: answered from the key')
   t.equal(s.all('idempotency').length, 1)
 
-  const expired = new IdempotencyKeys(s, -1)
-  const b = expired.begin('agent:a', 'k2', fp)
-  if (b.kind !== 'run') throw new Error('a new key runs')
-  b.finish({ status: 201, body: { n: 2 } })
-  t.equal(expired.begin('agent:a', 'k2', fp).kind, 'run', 'past its time: a new request')
+  const expired = new IdempotencyKeys(state, -1)
   const isExpired = (r: { expires_at: string }): boolean => Date.parse(r.expires_at) <= Date.now()
-  t.ok(s.all('idempotency').some(isExpired), 'the expired record is still stored…')
+  for (const k of ['k2', 'k4']) {
+    const b = await expired.begin('agent:a', k, fp)
+    if (b.kind !== 'run') throw new Error('a new key runs')
+    await b.finish({ status: 201, body: { n: 2 } })
+  }
+  t.equal(s.all('idempotency').filter(isExpired).length, 2, 'expired records are still stored…')
+  t.equal((await expired.begin('agent:a', 'k2', fp)).kind, 'run', 'past its time: a new request')
+  t.equal(s.all('idempotency').filter(isExpired).length, 1, '…the one asked for again is dropped at once')
   // A fresh instance sweeps at its first use: the expired records leave the store.
-  new IdempotencyKeys(s, 60_000).begin('agent:a', 'k3', fp)
-  t.notOk(s.all('idempotency').some(isExpired), '…until a sweep removes it')
+  await new IdempotencyKeys(state, 60_000).begin('agent:a', 'k3', fp)
+  t.notOk(s.all('idempotency').some(isExpired), '…and a sweep removes the rest')
   t.equal(s.all('idempotency').length, 1, 'the live one stays')
 })

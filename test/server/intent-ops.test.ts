@@ -1,5 +1,5 @@
 import t from 'tap'
-import { fixture } from './helpers.ts'
+import { fixture, journalStore } from './helpers.ts'
 import { startServer } from '../../server/src/http.ts'
 import type { Op } from '../../server/src/state.ts'
 
@@ -30,7 +30,7 @@ t.test('an intent replayed at start-up keeps proposals acknowledged after it', a
     return realCas(ref, next, expected, env)
   }
   // The server "dies" right after the held ref moved: its record line is never written.
-  const store = server.ctx.store
+  const store = journalStore(server.ctx)
   const realCommit = store.commit.bind(store)
   let crashed = false
   store.commit = (ops: Op[]) => {
@@ -53,8 +53,8 @@ t.test('an intent replayed at start-up keeps proposals acknowledged after it', a
 
   const again = await startServer({ dataDir: fx.data, host: '127.0.0.1', port: 0, rate: 0, log: () => undefined })
   t.teardown(() => again.close())
-  const w = again.ctx.store.get('workspaces', ws)
+  const w = journalStore(again.ctx).get('workspaces', ws)
   const aId = held?.replace('refs/proposals/', '') as string
-  t.equal(again.ctx.store.get('proposals', aId)?.state, 'open', 'A was completed from its intent')
+  t.equal(journalStore(again.ctx).get('proposals', aId)?.state, 'open', 'A was completed from its intent')
   t.same([...(w?.proposals ?? [])].sort(), [aId, b.body.id].sort(), 'both proposals are in the workspace list')
 })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fixture, sh } from './helpers.ts'
+import { fixture, sh, journalStore } from './helpers.ts'
 import { startServer } from '../../server/src/http.ts'
 import { Store } from '../../server/src/store.ts'
 import type { IntentRec } from '../../server/src/types.ts'
@@ -75,7 +75,7 @@ t.test('an intent whose ref moved is completed at start-up', async (t) => {
     logs.some((l) => /completed pending update of refs\/heads\/main/.test(l)),
     'logged',
   )
-  t.equal(server.ctx.store.all('intents').length, 0, 'no intent left')
+  t.equal(journalStore(server.ctx).all('intents').length, 0, 'no intent left')
 })
 
 t.test('an intent whose ref did not move is dropped', async (t) => {
@@ -92,7 +92,7 @@ t.test('an intent whose ref did not move is dropped', async (t) => {
 t.test('a refused integration leaves no intent behind and changes nothing', async (t) => {
   const journal = fs.readFileSync(path.join(fx.data, 'state/journal.log'), 'utf8')
   t.match(journal, /"c":"intents","k":"demo:refs\/heads\/main","v":\{/, 'the intent was journaled before the update')
-  t.equal(server.ctx.store.all('intents').length, 0)
+  t.equal(journalStore(server.ctx).all('intents').length, 0)
   // The branch moves behind the server's back after it read the target head: CAS fails.
   const before = sh(bare, 'rev-parse', 'refs/heads/main').trim()
   const moved = sh(bare, 'commit-tree', `${before}^{tree}`, '-p', before, '-m', 'outside').trim()
@@ -100,6 +100,6 @@ t.test('a refused integration leaves no intent behind and changes nothing', asyn
   sh(bare, 'update-ref', 'refs/heads/main', moved, before)
   const r = await api('mona', 'POST', `/proposals/${p3.id}/integrate`, { expected_target_head: ev.target_head })
   t.equal(r.status, 409)
-  t.equal(server.ctx.store.all('intents').length, 0)
+  t.equal(journalStore(server.ctx).all('intents').length, 0)
   t.equal((await api('alice', 'GET', `/proposals/${p3.id}`)).body.state, 'open')
 })

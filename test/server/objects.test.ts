@@ -254,7 +254,7 @@ t.test('store: field ops replay, never mutate handed-out records, keep __proto__
   check(s3, 'snapshot')
 
   // token lookup by hash follows mint and revoke
-  const { token, rec, op } = mintToken(s3, 'agent:a', ['read'], ['r'], 60)
+  const { token, rec, op } = mintToken(new Date(), 'agent:a', ['read'], ['r'], 60)
   t.equal(s3.tokenByHash(hashToken(token)), undefined)
   s3.commit([op])
   t.equal(s3.tokenByHash(hashToken(token))?.id, rec.id)

@@ -1,6 +1,15 @@
 import t from 'tap'
 import crypto from 'node:crypto'
-import { fixture, contractErrors, sh, registerKey, signedRecord, keyAdminToken, type SigningKey } from './helpers.ts'
+import {
+  fixture,
+  contractErrors,
+  sh,
+  registerKey,
+  signedRecord,
+  keyAdminToken,
+  type SigningKey,
+  journalStore,
+} from './helpers.ts'
 import { canonicalStatement } from '../../server/src/provenance.ts'
 import path from 'node:path'
 import type { Json } from '../helpers/json.ts'
@@ -61,7 +70,7 @@ t.test('every other record is refused with its reason, and integration stays blo
   const good = await signedRecord(fx, p.id, alice)
   const revoked = await registerKey(fx, 'agent:alice')
   const signedByRevoked = await signedRecord(fx, p.id, revoked)
-  t.equal((await api(keyAdminToken(fx), 'DELETE', `/admin/keys/${revoked.id}`)).status, 200)
+  t.equal((await api(await keyAdminToken(fx), 'DELETE', `/admin/keys/${revoked.id}`)).status, 200)
   const statement = JSON.parse(good.statement)
   const signWith = (key: SigningKey, text: string): string =>
     crypto.sign(null, Buffer.from(text, 'utf8'), key.privateKey).toString('base64')
@@ -137,13 +146,13 @@ t.test('a key revoked after the record was attached: the record stays verified',
   const key = await registerKey(fx, 'agent:alice')
   const p = await approved()
   t.equal((await attach(p.id, await signedRecord(fx, p.id, key))).status, 200)
-  await api(keyAdminToken(fx), 'DELETE', `/admin/keys/${key.id}`)
+  await api(await keyAdminToken(fx), 'DELETE', `/admin/keys/${key.id}`)
   t.equal((await api('mona', 'GET', `/proposals/${p.id}`)).body.provenance.status, 'verified', 'valid at signing')
 })
 
 t.test('a record stored before verification existed is unverified', async (t) => {
   const p = await approved()
-  fx.server.ctx.store.commit([
+  journalStore(fx.server.ctx).commit([
     {
       c: 'proposals',
       k: p.id,
@@ -169,7 +178,7 @@ t.test('keys: admin only, one principal per key, listed without secrets', async 
   t.equal((await api('alice', 'GET', '/admin/keys')).status, 403)
   const scoped = await api('admin', 'POST', '/admin/keys', { principal: 'agent:bob', public_key: alice.publicPem })
   t.equal(scoped.status, 403, 'an admin of some repositories cannot vouch for a principal everywhere')
-  const dup = await api(keyAdminToken(fx), 'POST', '/admin/keys', {
+  const dup = await api(await keyAdminToken(fx), 'POST', '/admin/keys', {
     principal: 'agent:bob',
     public_key: alice.publicPem,
   })
@@ -177,28 +186,29 @@ t.test('keys: admin only, one principal per key, listed without secrets', async 
   const rsa = crypto
     .generateKeyPairSync('rsa', { modulusLength: 1024 })
     .publicKey.export({ type: 'spki', format: 'pem' })
-  const notEd = await api(keyAdminToken(fx), 'POST', '/admin/keys', {
+  const notEd = await api(await keyAdminToken(fx), 'POST', '/admin/keys', {
     principal: 'agent:bob',
     public_key: rsa.toString(),
   })
   t.equal(notEd.status, 422)
   t.match(notEd.body.error.message, /Ed25519/)
   t.equal(
-    (await api(keyAdminToken(fx), 'POST', '/admin/keys', { principal: 'agent:bob', public_key: 'garbage' })).status,
+    (await api(await keyAdminToken(fx), 'POST', '/admin/keys', { principal: 'agent:bob', public_key: 'garbage' }))
+      .status,
     422,
   )
   // An OpenSSH public key line is accepted and names the same key as its PEM form.
   const { publicKey } = crypto.generateKeyPairSync('ed25519')
   const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url')
   const blob = Buffer.concat([u32(11), Buffer.from('ssh-ed25519'), u32(32), raw])
-  const ssh = await api(keyAdminToken(fx), 'POST', '/admin/keys', {
+  const ssh = await api(await keyAdminToken(fx), 'POST', '/admin/keys', {
     principal: 'agent:bob',
     public_key: `ssh-ed25519 ${blob.toString('base64')} bob@laptop`,
   })
   t.equal(ssh.status, 201)
   t.equal(contractErrors('Key', ssh.body), '')
   t.equal(ssh.body.public_key, raw.toString('base64'))
-  const list = await api(keyAdminToken(fx), 'GET', '/admin/keys?principal=agent:bob')
+  const list = await api(await keyAdminToken(fx), 'GET', '/admin/keys?principal=agent:bob')
   t.equal(contractErrors('KeyList', list.body), '')
   t.same(
     list.body.keys.map((k: { id: string }) => k.id),

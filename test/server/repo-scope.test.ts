@@ -21,7 +21,7 @@ const people: Record<string, Person> = {
   rita: { principal: 'human:rita', role: 'reviewer', scopes: ['read', 'review'] },
   mona: { principal: 'human:mona', role: 'maintainer', scopes: ['read', 'review', 'integrate', 'coordinate'] },
 }
-const { tokens } = seedWorld(data, {
+const { tokens } = await seedWorld(data, {
   repos: { demo: src, other: src },
   people,
   policy: { other: { required_approvals: 0 } },
@@ -132,7 +132,7 @@ t.test('proposals of another repository: 404 for read, revise, withdraw, review,
 
 t.test('tasks, runs and leases of another repository: 404; AGWP-Run of another repository: 403', async (t) => {
   const ctx = server.ctx
-  const task = createTask(ctx, 'human:root', 'other', { title: 'other task' }).id
+  const task = (await createTask(ctx, 'human:root', 'other', { title: 'other task' })).id
   hidden(t, await api('alice', 'GET', `/tasks/${task}`, undefined, inDemo), 'task', task, 'GET task')
   hidden(t, await api('alice', 'POST', `/tasks/${task}/claim`, {}, inDemo), 'task', task, 'claim')
   t.equal((await api('alice', 'GET', `/tasks/${task}`)).body.state, 'open', 'still open')

@@ -2,7 +2,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { fixture, contractErrors, sh, GIT_ENV } from './helpers.ts'
+import { fixture, contractErrors, sh, GIT_ENV, journalStore } from './helpers.ts'
 import type { ProposalRec, ReviewRec } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
 
@@ -14,7 +14,7 @@ const fx = await fixture({ policy: { required_approvals: 1 } })
 t.teardown(fx.close)
 const { api } = fx
 const bare = path.join(fx.data, 'repos/demo.git')
-const store = fx.server.ctx.store
+const store = journalStore(fx.server.ctx)
 const mainHead = (): string => sh(bare, 'rev-parse', 'refs/heads/main').trim()
 const onMain = (file: string): boolean => {
   try {

@@ -168,6 +168,8 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
     t.same(ids(await s.byIndex('unreleasedLeasesByRepo', 'demo')), ['lease-1'])
     t.same(ids(await s.byIndex('proposalsByRepoState', 'demo\nopen')), ['pr-1'])
     t.same(ids(await s.byIndex('tasksByRepo', 'demo')), ['task-1'])
+    t.same(await s.idsByIndex('idempotencyByExpiry', '2026-01-01T00:05'), ['i1'], 'idsByIndex: the record keys')
+    t.same(await s.idsByIndex('proposalsByRepoState', 'demo\nopen'), ['pr-1'])
     t.same(await keysOf('idempotencyByExpiry'), ['2026-01-01T00:05'])
     t.same((await s.byIndex('idempotencyByExpiry', '2026-01-01T00:05')).length, 1)
 
@@ -187,6 +189,7 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
     t.same(await s.byIndex('tasksByRepo', 'demo'), [])
     t.same(ids(await s.byIndex('tasksByRepo', 'other')), ['task-1'])
     t.same(await keysOf('idempotencyByExpiry'), ['2026-01-01T00:07'], 'an emptied key is gone from indexKeys')
+    t.same(await s.idsByIndex('idempotencyByExpiry', '2026-01-01T00:05'), [], 'idsByIndex follows the key too')
 
     await w(
       { c: 'reviews', k: 'review-1', v: null },

@@ -8,7 +8,7 @@ import http from 'node:http'
 import { adminRevoke } from '../../server/src/admin.ts'
 import { CSP } from '../../server/src/ui/guard.ts'
 import type { ProposalRec } from '../../server/src/types.ts'
-import { fixture, registerKey, signedRecord } from './helpers.ts'
+import { fixture, registerKey, signedRecord, journalStore } from './helpers.ts'
 
 const logged: string[] = []
 const fx = await fixture({ server: { ui: {}, log: (m) => logged.push(m) } })
@@ -227,8 +227,10 @@ t.test('provenance shows its status and signer; a maintainer rejects with a reas
 t.test('revoking the token ends its session at once', async (t) => {
   const { cookie } = await signIn(fx.tokens['mona'] as string)
   t.equal((await ui('GET', '/ui/api/session', { headers: { cookie } })).status, 200)
-  const tokens = fx.server.ctx.store.all('tokens').filter((x) => x.principal === 'human:mona')
-  for (const tok of tokens) adminRevoke(fx.server.ctx.store, tok.id)
+  const tokens = journalStore(fx.server.ctx)
+    .all('tokens')
+    .filter((x) => x.principal === 'human:mona')
+  for (const tok of tokens) await adminRevoke(fx.server.ctx.state, tok.id)
   const after = await ui('GET', '/ui/api/session', { headers: { cookie } })
   t.equal(after.status, 401)
   t.match(after.body.error?.message, /revoked or expired/)
@@ -251,7 +253,7 @@ t.test('a one-time link: minted with a person’s bearer token, good for one sig
 })
 
 t.test('the list pages through 1,000 proposals, newest first, with its filters', async (t) => {
-  const store = fx.server.ctx.store
+  const store = journalStore(fx.server.ctx)
   const now = new Date().toISOString()
   const template = store.get('proposals', await propose('Template')) as ProposalRec
   const ops = []

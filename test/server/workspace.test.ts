@@ -156,14 +156,17 @@ t.test('an empty repository: the first proposal creates the branch', async (t) =
     ['human:rita', 'reviewer'],
     ['human:mona', 'maintainer'],
   ] as const)
-    adminSetRole(fx.server.ctx.store, 'blank', p, r)
+    await adminSetRole(fx.server.ctx.state, 'blank', p, r)
   // tokens of the fixture only cover 'demo'; mint wider ones
   const { adminMint } = await import('../../server/src/admin.ts')
-  const tok = (principal: string, scopes: ('read' | 'workspace' | 'propose' | 'review' | 'integrate')[]): string =>
-    adminMint(fx.server.ctx.store, { principal, scopes, repos: ['blank'], ttl_s: 600 }).token
-  const alice = tok('agent:alice', ['read', 'workspace', 'propose'])
-  const rita = tok('human:rita', ['read', 'review'])
-  const mona = tok('human:mona', ['read', 'integrate'])
+  const tok = async (
+    principal: string,
+    scopes: ('read' | 'workspace' | 'propose' | 'review' | 'integrate')[],
+  ): Promise<string> =>
+    (await adminMint(fx.server.ctx.state, { principal, scopes, repos: ['blank'], ttl_s: 600 })).token
+  const alice = await tok('agent:alice', ['read', 'workspace', 'propose'])
+  const rita = await tok('human:rita', ['read', 'review'])
+  const mona = await tok('human:mona', ['read', 'integrate'])
   const repo = await api(alice, 'GET', '/repos/blank')
   t.equal(repo.body.head, null)
   const ws = await api(alice, 'POST', '/repos/blank/workspaces', {})
