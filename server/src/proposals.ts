@@ -115,7 +115,10 @@ export async function createProposal(
       { c: 'proposals', k: id, v: p },
       { c: 'workspaces', k: ws.id, at: ['proposals'], add: id },
     ]
-    await ctx.state.tx([`repo:${ws.repo}`], async (t) => {
+    // The workspace's lock too: a discard cannot slip in between this check and the record.
+    await ctx.state.tx([`repo:${ws.repo}`, `ws:${ws.id}`], async (t) => {
+      if ((await t.get('workspaces', ws.id))?.state !== 'open')
+        throw conflict('workspace is discarded', { workspace: wsId })
       if (!(await casWithIntent(ctx, t, repo, refOf(id), head, null, 'exact', record)))
         throw conflict('proposal ref already exists', { ref: refOf(id) })
     })
