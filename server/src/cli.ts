@@ -87,6 +87,13 @@ export const COMMANDS: readonly Command<CliContext>[] = [
     name: 'init',
     summary: 'create a data directory and an admin token (<dir>/admin.token)',
     args: ['<dir>'],
+    flags: {
+      store: {
+        ...store,
+        describe:
+          "keep the state (the admin token too) in this PostgreSQL database instead of the directory's journal; serve then needs the same --store",
+      },
+    },
     load: async () => (await import('./cli/repos.ts')).init,
   },
   {

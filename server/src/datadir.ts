@@ -18,12 +18,22 @@ export function isDataDir(dir: string): boolean {
   return fs.existsSync(path.join(dir, MARKER))
 }
 
-export async function initDataDir(dir: string): Promise<{ adminTokenFile: string }> {
+/**
+ * Where a data directory's state lives: its own journal, or a PostgreSQL database (`init
+ * --store`), whose URL is never written here; serve names it again with --store.
+ */
+export function dataDirStore(dir: string): 'journal' | 'postgres' {
+  const marker = JSON.parse(fs.readFileSync(path.join(dir, MARKER), 'utf8')) as { store?: unknown }
+  return marker.store === 'postgres' ? 'postgres' : 'journal'
+}
+
+/** Create a data directory and its admin token; with `store`, the state (the token too) lives in that database. */
+export async function initDataDir(dir: string, opts: { store?: string } = {}): Promise<{ adminTokenFile: string }> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   if (isDataDir(dir)) throw new Error(`${dir} is already an ag-server data directory`)
   if (fs.readdirSync(dir).length > 0) throw new Error(`${dir} is not empty`)
   for (const sub of ['state', 'repos', 'tmp']) fs.mkdirSync(path.join(dir, sub), { mode: 0o700 })
-  const state = await openState({ dataDir: dir })
+  const state = await openState({ dataDir: dir, ...(opts.store !== undefined ? { store: opts.store } : {}) })
   const { token } = await adminMint(state, {
     principal: 'human:admin',
     scopes: ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate', 'admin'],
@@ -34,7 +44,14 @@ export async function initDataDir(dir: string): Promise<{ adminTokenFile: string
   await state.close()
   const adminTokenFile = path.join(dir, 'admin.token')
   writeSecret(adminTokenFile, token)
-  fs.writeFileSync(path.join(dir, MARKER), JSON.stringify({ format: 1, created_at: new Date().toISOString() }) + '\n')
+  fs.writeFileSync(
+    path.join(dir, MARKER),
+    JSON.stringify({
+      format: 1,
+      created_at: new Date().toISOString(),
+      ...(opts.store !== undefined ? { store: 'postgres' } : {}),
+    }) + '\n',
+  )
   fsyncDir(dir)
   return { adminTokenFile }
 }

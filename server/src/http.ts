@@ -28,6 +28,10 @@ export const PREFIX = '/agwp/v1'
 
 export interface ServerOptions {
   dataDir: string
+  /** a postgres:// URL: the state lives in that database (repositories stay in dataDir) */
+  store?: string
+  /** with a postgres store: apply pending migrations at start (default), or refuse an old schema */
+  migrate?: boolean
   host?: string
   port?: number
   limits?: Partial<Limits>
@@ -40,8 +44,6 @@ export interface ServerOptions {
   ui?: UiOptions
   /** Background repository maintenance (maintenance.ts); off when absent. */
   maintenance?: MaintenanceOptions | undefined
-  /** a postgres:// URL: the state lives in that database (open-state.ts); else the journal */
-  store?: string | undefined
   /** With a PostgreSQL store: who this instance is, from the address it bound (default defaultInstance). */
   instance?: ((bound: { host: string; port: number }) => InstanceOptions) | undefined
 }
@@ -62,6 +64,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     dataDir: opts.dataDir,
     ...(opts.log ? { log: opts.log } : {}),
     ...(opts.store !== undefined ? { store: opts.store } : {}),
+    ...(opts.migrate === false ? { migrate: false } : {}),
   })
   // Several instances share a PostgreSQL store and its repositories: a repository is settled
   // by the instance that takes it over (owners.ts), never by every instance at its start.

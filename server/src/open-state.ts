@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { JournalState } from './journal-state.ts'
+import { redactUrl } from './pg/url.ts'
 import type { State } from './state.ts'
 import { Store, type StoreOptions } from './store.ts'
 
@@ -24,11 +25,15 @@ export const isPostgresUrl = (s: string): boolean => /^postgres(ql)?:\/\//.test(
 
 export async function openState(opts: OpenStateOptions): Promise<State> {
   if (opts.store !== undefined) {
-    if (!isPostgresUrl(opts.store))
-      throw new Error(`--store must be a postgres:// URL, got ${opts.store.split(':')[0]}:…`)
+    if (!isPostgresUrl(opts.store)) throw new Error(`--store must be a postgres:// URL, got ${redactUrl(opts.store)}`)
     // Loaded only here: the journal path (and ag-mcp) never evaluates the pg client.
     const { PgState } = await import('./pg/pg-state.ts')
-    return (await PgState.open(opts.store, opts.migrate === false ? { migrate: false } : {})).state
+    const { state, migrated } = await PgState.open(opts.store, opts.migrate === false ? { migrate: false } : {})
+    if (migrated && migrated.from !== migrated.to)
+      (opts.log ?? ((m: string) => process.stderr.write(`${m}\n`)))(
+        `ag-server: ${redactUrl(opts.store)}: schema migrated from version ${migrated.from} to ${migrated.to}`,
+      )
+    return state
   }
   const store = Store.open(path.join(opts.dataDir, 'state'), {
     ...(opts.journal ?? {}),

@@ -46,17 +46,25 @@ export async function withPostgres(t: Test, fn: (db: TestDatabases) => Promise<v
     t.test('PostgreSQL', { skip: POSTGRES_HOWTO }, async () => undefined)
     return
   }
-  const made: string[] = []
+  const made: (() => Promise<void>)[] = []
   t.teardown(async () => {
-    for (const db of made) await admin(base, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)
+    for (const drop of made) await drop()
   })
   const fresh = async (): Promise<string> => {
-    const db = `ag_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`
-    await admin(base, `CREATE DATABASE ${db}`)
-    made.push(db)
-    return withDatabase(base, db)
+    const db = await createDatabase(base)
+    made.push(db.drop)
+    return db.url
   }
   await fn({ url: await fresh(), fresh })
+}
+
+/** An empty database on the server at `base` (default: AG_TEST_POSTGRES or a private cluster), and how to drop it. */
+export async function createDatabase(base?: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const server = base ?? (await serverUrl())
+  if (!server) throw new Error(POSTGRES_HOWTO)
+  const db = `ag_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`
+  await admin(server, `CREATE DATABASE ${db}`)
+  return { url: withDatabase(server, db), drop: () => admin(server, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`) }
 }
 
 /** Run one statement on the server's own database. */

@@ -51,7 +51,12 @@ const front = (owners: Ownership) =>
   })
 
 t.test('a request is proxied whole and answered unchanged', async (t) => {
-  const seen: { method?: string; url?: string; headers?: http.IncomingHttpHeaders; body?: string }[] = []
+  const seen: {
+    method: string | undefined
+    url: string | undefined
+    headers: http.IncomingHttpHeaders
+    body: string
+  }[] = []
   const owner = await listen((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))

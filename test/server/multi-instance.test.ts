@@ -55,7 +55,7 @@ async function world(t: Test, db: string): Promise<World> {
   const root = tmpdir('multi')
   const src = makeSourceRepo(root, 3)
   const data = path.join(root, 'data')
-  await initDataDir(data)
+  await initDataDir(data, { store: db })
   repoAdd(data, 'demo', src)
   const { state: pg } = await PgState.open(db)
   t.teardown(() => pg.close())

@@ -4,7 +4,11 @@ import { AgwpError } from '../../server/src/errors.ts'
 import { PgState } from '../../server/src/pg/pg-state.ts'
 import { SCHEMA_VERSION } from '../../server/src/pg/schema.ts'
 import { freePort } from '../setup/postgres.mjs'
-import { run } from '../helpers/ag-server-cli.ts'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
+import { listening, run, SERVER } from '../helpers/ag-server-cli.ts'
 import { withPostgres } from '../helpers/postgres.ts'
 
 // The PostgreSQL schema's migrations (server/src/pg/migrate.ts), `ag-server migrate`, and an
@@ -95,6 +99,78 @@ await withPostgres(t, async (db) => {
     const bad = run('migrate', '--store', '/var/db')
     t.equal(bad.code, 2, 'a store that is not a postgres:// URL is a usage error')
     t.match(bad.stderr, '--store must be a postgres:// URL')
+  })
+
+  t.test('a data directory on PostgreSQL: init, serve (migrating or refusing), commands through it', async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-serve-'))
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+    const data = path.join(dir, 'd')
+    const home = withPassword(await db.fresh())
+    const init = run('init', data, '--store', home)
+    t.equal(init.code, 0, init.stderr)
+    const offline = run('token', 'list', '--data', data)
+    t.equal(offline.code, 1, 'with no server, a command that changes state is refused')
+    t.match(offline.stderr, 'keeps its state in PostgreSQL: start `ag-server serve --data')
+    t.equal(run('serve', '--data', data, '--listen', '127.0.0.1:0').code, 2, 'serve without --store is a usage error')
+    const other = withPassword(await db.fresh())
+    const bare = new URL(other)
+    bare.password = ''
+    const refused = run('serve', '--data', data, '--store', other, '--no-migrate', '--listen', '127.0.0.1:0')
+    t.equal(refused.code, 1, '--no-migrate on an empty database exits 1')
+    t.match(refused.stderr, `run \`ag-server migrate --store ${bare.href}\``, 'naming the command')
+    t.notMatch(refused.stderr, 'sekret-pw', 'never the password')
+    const serve = (store: string) => {
+      const child = spawn(
+        process.execPath,
+        [SERVER, 'serve', '--data', data, '--store', store, '--listen', '127.0.0.1:0'],
+        { env: { PATH: process.env['PATH'] ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      )
+      const out = { stderr: '' }
+      child.stderr.on('data', (b: Buffer) => (out.stderr += b.toString()))
+      const exited = new Promise((r) => child.once('exit', r))
+      const stop = async () => {
+        child.kill()
+        await exited
+      }
+      t.teardown(stop)
+      return { child, out, stop }
+    }
+    const migrating = serve(other)
+    await listening(migrating.child)
+    t.match(migrating.out.stderr, `${bare.href}: schema migrated from version 0 to ${SCHEMA_VERSION}`, 'serve migrated')
+    t.same(await versions(other), [1], 'and the schema is there')
+    await migrating.stop()
+    const served = serve(home)
+    await listening(served.child)
+    const mint = run(
+      'token',
+      'mint',
+      '--principal',
+      'agent:x',
+      '--scopes',
+      'read',
+      '--repos',
+      '*',
+      '--out',
+      path.join(dir, 'x.token'),
+      '--data',
+      data,
+    )
+    t.equal(mint.code, 0, `a token minted through the server: ${mint.stderr}`)
+    const c = new pg.Client({ connectionString: home })
+    await c.connect()
+    const { rows } = await c.query("SELECT doc->>'principal' AS p FROM tokens ORDER BY p")
+    await c.end()
+    t.same(
+      rows.map((r) => r.p),
+      ['agent:x', 'human:admin'],
+      'both tokens are rows of the database',
+    )
+    t.equal(
+      run('serve', '--data', data, '--store', 'mysql://x', '--listen', '127.0.0.1:0').code,
+      2,
+      'a store that is not postgres:// is a usage error',
+    )
   })
 
   t.test('a database that went away answers 503 naming its host; the state works again after', async (t) => {

@@ -23,4 +23,18 @@ await withPostgres(t, async (db) => {
     const got = (await s.get('tasks', 'task-1')) as unknown as { extra: unknown[] }
     t.same(got.extra, [first], 'the equal element was not added twice')
   })
+
+  t.test('postgres: idsByIndex names the keys byIndex reads', async (t) => {
+    const s = await openState({ dataDir: '/nonexistent', store: await db.fresh() })
+    t.teardown(() => s.close())
+    await s.tx([], async (x) =>
+      x.write(
+        { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'tasks', k: 'task-3', v: task('task-3', 'other') },
+      ),
+    )
+    t.same((await s.idsByIndex('tasksByRepo', 'demo')).sort(), ['task-1', 'task-2'])
+    t.same(await s.idsByIndex('tasksByRepo', 'none'), [], 'none for an unknown key')
+  })
 })

@@ -6,7 +6,7 @@ import { UsageError } from '../../../lib/cli/flags.ts'
 import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens } from '../admin.ts'
 import { DEFAULT_LIMITS, type Ctx } from '../context.ts'
 import { createTask } from '../coordination.ts'
-import { acquireLock, isDataDir, type LockInfo } from '../datadir.ts'
+import { acquireLock, dataDirStore, isDataDir, type LockInfo } from '../datadir.ts'
 import { keyAdd, keyList, keyRevoke } from '../keys.ts'
 import { attachRecord, canonicalStatement, statementFor } from '../provenance.ts'
 import { RepoRegistry } from '../repos.ts'
@@ -36,6 +36,12 @@ export interface Admin {
 }
 
 async function offline(dir: string, release: () => void): Promise<Admin> {
+  if (dataDirStore(dir) === 'postgres') {
+    release()
+    throw new Error(
+      `${dir} keeps its state in PostgreSQL: start \`ag-server serve --data ${dir} --store postgres://…\` and run this again (it then goes through the server)`,
+    )
+  }
   const state = await openState({ dataDir: dir })
   const ctx: Ctx = {
     state,

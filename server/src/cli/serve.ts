@@ -3,7 +3,7 @@
 // last holder.
 import type { CommandArgs } from '../../../lib/cli/commands.ts'
 import { UsageError, numberValue, stringValue } from '../../../lib/cli/flags.ts'
-import { acquireServeLock, isDataDir, updateLock } from '../datadir.ts'
+import { acquireServeLock, dataDirStore, isDataDir, updateLock } from '../datadir.ts'
 import { favourMemory } from '../heap.ts'
 import { holdOpen } from '../holders.ts'
 import { startServer } from '../http.ts'
@@ -12,6 +12,8 @@ import { parseDuration } from '../util.ts'
 import { dataDir, type CliContext } from './admin.ts'
 import { instanceFromFlags } from './instance.ts'
 import { maintenanceFromFlags } from './maintenance.ts'
+import { isPostgresUrl } from '../open-state.ts'
+import { redactUrl } from '../pg/url.ts'
 
 function parseListen(s: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s)
@@ -26,6 +28,18 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
   const { host, port } = parseListen(stringValue(values, 'listen') ?? '')
   const maintenance = maintenanceFromFlags(values)
   const store = stringValue(values, 'store')
+  if (store !== undefined && !isPostgresUrl(store))
+    throw new UsageError(`--store must be a postgres:// URL, got ${redactUrl(store)}`)
+  // The admin token and every record live where init put them: one store per data directory.
+  const kept = dataDirStore(dir)
+  if (kept === 'postgres' && store === undefined)
+    throw new UsageError(
+      `${dir} keeps its state in PostgreSQL: name the database with --store postgres://… (or AG_SERVER_STORE)`,
+    )
+  if (kept === 'journal' && store !== undefined)
+    throw new UsageError(
+      `${dir} keeps its state in its own journal: --store needs a data directory made by \`ag-server init DIR --store …\``,
+    )
   // With a PostgreSQL store, several instances share --data: each takes its own lock, named by
   // its id; its flags are checked before anything listens (a port of 0 is known once bound:
   // that instance's lock is named by its pid).
@@ -38,12 +52,13 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
   const srv = await listenOrExplain(host, port, lock.release, () =>
     startServer({
       dataDir: dir,
+      ...(store !== undefined ? { store, migrate: values['migrate'] !== false } : {}),
       host,
       port,
       rate: numberValue(values, 'rate') ?? 0,
       burst: numberValue(values, 'burst') ?? 0,
       maintenance,
-      ...(store !== undefined ? { store, instance: instanceOf } : {}),
+      ...(store !== undefined ? { instance: instanceOf } : {}),
       limits: {
         maxBodyBytes: numberValue(values, 'max-body-bytes') ?? 0,
         maxFileBytes: numberValue(values, 'max-file-bytes') ?? 0,

@@ -50,6 +50,11 @@ class Reader implements StateReader {
     const { rows } = await this.q(`SELECT doc FROM ${ix.table} WHERE ${ix.key} = $1 AND ${ix.where}`, [key])
     return rows.map((r) => r.doc)
   }
+  async idsByIndex(name: IndexName, key: string): Promise<string[]> {
+    const ix = INDEX_SQL[name]
+    const { rows } = await this.q(`SELECT k FROM ${ix.table} WHERE ${ix.key} = $1 AND ${ix.where}`, [key])
+    return rows.map((r) => r.k)
+  }
   async indexKeys(name: IndexName): Promise<string[]> {
     const ix = INDEX_SQL[name]
     const { rows } = await this.q(
