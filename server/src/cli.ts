@@ -35,6 +35,12 @@ const store: Flag = {
 const SERVE_FLAGS: FlagTable = {
   data,
   store,
+  migrate: {
+    type: 'boolean',
+    default: true,
+    describe:
+      "with --store: apply the database schema's pending migrations at start (--no-migrate: refuse an old schema instead, naming the command that upgrades it)",
+  },
   ...INSTANCE_FLAGS,
   ...MAINTENANCE_FLAGS,
   listen: { type: 'string', value: 'HOST:PORT', default: '127.0.0.1:7420', describe: 'the address to listen on' },

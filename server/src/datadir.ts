@@ -235,3 +235,13 @@ export function acquireServeLock(
     }
   return { ok: true, name, release: lock.release }
 }
+
+/** A live instance of a PostgreSQL store serving dir's repositories (one with its address), if any. */
+export function liveInstance(dir: string): LockInfo | undefined {
+  for (const n of fs.readdirSync(dir)) {
+    if (!n.startsWith('lock-')) continue
+    const h = lockHolder(dir, n)
+    if (h?.kind === 'server' && h.listen !== undefined) return h
+  }
+  return undefined
+}
