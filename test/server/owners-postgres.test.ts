@@ -253,3 +253,25 @@ await withPostgres(t, async (db) => {
     t.ok(taken, 'taken once it committed')
   })
 })
+
+await withPostgres(t, async (db) => {
+  t.test('a graceful stop hands its repositories over at once, the epoch moving on', async (t) => {
+    const a = await PgState.open(db.url)
+    const b = await PgState.open(db.url)
+    t.teardown(async () => {
+      await a.state.close()
+      await b.state.close()
+    })
+    const settle = async (): Promise<void> => undefined
+    const opts = { url: 'http://x', leaseMs: 60_000, settle, log: () => {} }
+    const ao = await PgOwnership.start(a.state, { ...opts, instance: 'a' })
+    const bo = await PgOwnership.start(b.state, { ...opts, instance: 'b' })
+    t.teardown(() => bo.close())
+    await ao.place('r')
+    t.same(await bo.place('r'), { serve: false, owner: 'a', url: 'http://x' }, 'a owns r')
+    await ao.close()
+    t.same(await bo.place('r'), { serve: true }, 'b takes r without waiting out the lease')
+    const { rows } = await b.state.sql("SELECT instance, epoch FROM repo_owners WHERE repo = 'r'")
+    t.same(rows, [{ instance: 'b', epoch: '2' }])
+  })
+})

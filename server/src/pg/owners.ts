@@ -186,10 +186,24 @@ export class PgOwnership implements Ownership {
     }
   }
 
+  /**
+   * Stop heartbeating and hand what this instance serves back at once (a graceful stop, a
+   * rolling restart): its rows expire now instead of a lease from now. Expired, not deleted,
+   * so the epoch only grows: a row made anew would start at 1 again, and an old process of
+   * the same id with epoch 1 would pass the fence.
+   */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer)
     await this.beating
+    const held = [...this.held.keys()]
     this.held.clear()
+    if (held.length)
+      await this.state
+        .sql("UPDATE repo_owners SET heartbeat_at = '-infinity' WHERE instance = $1 AND repo = ANY($2::text[])", [
+          this.instance,
+          held,
+        ])
+        .catch(() => undefined) // the database gone: the rows expire with the lease
   }
 }
 
