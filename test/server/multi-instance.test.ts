@@ -46,6 +46,7 @@ interface World {
     method: string,
     p: string,
     body?: unknown,
+    headers?: Record<string, string>,
   ) => Promise<{ status: number; body: Json; text: string }>
   owner: (repo: string) => Promise<{ instance: string; epoch: number } | undefined>
   until: (what: string, f: () => Promise<boolean>) => Promise<void>
@@ -117,12 +118,13 @@ async function world(t: Test, db: string): Promise<World> {
     return { id, url: `http://127.0.0.1:${port}/agwp/v1`, proc, exited }
   }
 
-  const api: World['api'] = async (at, who, method, p, body) => {
+  const api: World['api'] = async (at, who, method, p, body, headers = {}) => {
     const res = await fetch(at.url + p, {
       method,
       headers: {
         authorization: `Bearer ${tokens[who] ?? who}`,
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     })
@@ -208,14 +210,15 @@ await withPostgres(t, async (dbs) => {
       })
       const pid = (await w.api(at(round + 2), 'alice', 'POST', `/workspaces/${wsid}/proposals`, { title: `r${round}` }))
         .body.id
+      // With Idempotency-Keys, as ag-mcp sends them: the fence runs in the keyed request's transaction too.
       const [integ, withdraw] = await Promise.all([
-        w.api(at(round), 'mona', 'POST', `/proposals/${pid}/integrate`, {}),
-        w.api(at(round + 1), 'alice', 'POST', `/proposals/${pid}/withdraw`, {}),
+        w.api(at(round), 'mona', 'POST', `/proposals/${pid}/integrate`, {}, { 'idempotency-key': `i-${round}` }),
+        w.api(at(round + 1), 'alice', 'POST', `/proposals/${pid}/withdraw`, {}, { 'idempotency-key': `w-${round}` }),
       ])
       t.same(
-        [integ.status, withdraw.status].filter((s) => s === 200).length,
-        1,
-        `round ${round}: one of integrate (${integ.status}) and withdraw (${withdraw.status})`,
+        [integ.status, withdraw.status].sort(),
+        [200, 409],
+        `round ${round}: one of integrate (${integ.status}) and withdraw (${withdraw.status}) wins, the other is a conflict`,
       )
       const state = (await w.api(at(round + 2), 'alice', 'GET', `/proposals/${pid}`)).body.state
       t.equal(state, integ.status === 200 ? 'integrated' : 'withdrawn')
@@ -242,7 +245,7 @@ await withPostgres(t, async (dbs) => {
     // Two acknowledged before the kill, two in flight when it comes.
     const before = []
     for (const pid of proposals.slice(0, 2))
-      before.push(await w.api(B, 'mona', 'POST', `/proposals/${pid}/integrate`, {}))
+      before.push(await w.api(B, 'mona', 'POST', `/proposals/${pid}/integrate`, {}, { 'idempotency-key': `k-${pid}` }))
     t.same(
       before.map((r) => r.status),
       [200, 200],

@@ -95,8 +95,11 @@ class PgTx extends Reader implements Tx {
 
 /** t's own SQL: t must be a PostgreSQL transaction (a journal one has no SQL). */
 export function sqlOf(t: Tx): (text: string, params?: unknown[]) => Promise<pg.QueryResult> {
-  if (!(t instanceof PgTx)) throw new Error('not a PostgreSQL transaction')
-  return (text, params) => t.sql(text, params)
+  let own: Tx | undefined = t
+  while (own !== undefined && !(own instanceof PgTx)) own = own.base
+  if (own === undefined) throw new Error('not a PostgreSQL transaction')
+  const pgTx = own
+  return (text, params) => pgTx.sql(text, params)
 }
 
 export interface PgStateOptions {
