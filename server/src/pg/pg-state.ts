@@ -2,7 +2,7 @@ import pg from 'pg'
 import { applyOp } from '../ops.ts'
 import type { IndexName, Indexed, Op, Scope, State, StateReader, Tx } from '../state.ts'
 import type { CollectionName, Collections } from '../types.ts'
-import { unreachableAs503 } from './errors.ts'
+import { isUnreachable, unreachableAs503 } from './errors.ts'
 import { migrate, requireSchema, type Migrated } from './migrate.ts'
 import { INDEX_SQL, TABLES } from './schema.ts'
 import { databaseHost } from './url.ts'
@@ -165,7 +165,8 @@ export class PgState extends Reader implements State {
     client.on('error', onError)
     const q: Query = (sql, params) =>
       client.query(sql, params).catch((e: unknown) => {
-        broken ??= e
+        // a statement the database refused leaves the connection usable (ROLLBACK below)
+        if (isUnreachable(e)) broken ??= e
         return Promise.reject(unreachableAs503(e, this.host))
       })
     try {
@@ -174,7 +175,8 @@ export class PgState extends Reader implements State {
       const locking = [...new Set(locks)]
         .sort()
         .map((l) => `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(l)}, 0));`)
-      const results = (await q(`BEGIN; ${locking.join(' ')} SELECT now() AS now`)) as unknown as pg.QueryResult[] // a multi-statement query answers one result per statement
+      // a multi-statement query answers one result per statement
+      const results = (await q(`BEGIN; ${locking.join(' ')} SELECT now() AS now`)) as unknown as pg.QueryResult[]
       const rows = results[results.length - 1]?.rows ?? []
       const t = new PgTx(q, rows[0].now as Date, this)
       let result: T
