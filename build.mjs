@@ -597,6 +597,8 @@ for (const b of bundles) {
     minify,
     legalComments: 'none',
     define,
+    // pg's optional native binding: never bundled nor installed; pg loads it only if asked to
+    external: ['pg-native'],
     plugins: b.plugins,
     metafile: true,
     logLevel: 'warning',

@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS } from './context.ts'
 import { AgwpError } from './errors.ts'
 import { ROLES, SCOPES } from './types.ts'
 import type { CliContext } from './cli/admin.ts'
+import { INSTANCE_FLAGS } from './cli/instance.ts'
 import { MAINTENANCE_FLAGS } from './cli/maintenance.ts'
 
 /** The package's version, set by build.mjs (esbuild define). */
@@ -23,8 +24,24 @@ const required = (value: string, describe: string, type: Flag['type'] = 'string'
 })
 const optional = (value: string, describe: string, type: Flag['type'] = 'string'): Flag => ({ type, value, describe })
 
+const store: Flag = {
+  type: 'string',
+  value: 'URL',
+  env: 'AG_SERVER_STORE',
+  describe:
+    "keep the state in this PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DB) instead of the data directory's journal; repositories stay in --data",
+}
+
 const SERVE_FLAGS: FlagTable = {
   data,
+  store,
+  migrate: {
+    type: 'boolean',
+    default: true,
+    describe:
+      "with --store: apply the database schema's pending migrations at start (--no-migrate: refuse an old schema instead, naming the command that upgrades it)",
+  },
+  ...INSTANCE_FLAGS,
   ...MAINTENANCE_FLAGS,
   listen: { type: 'string', value: 'HOST:PORT', default: '127.0.0.1:7420', describe: 'the address to listen on' },
   rate: { type: 'number', value: 'N', default: 50, describe: 'requests/s per token (0: unlimited)' },
@@ -76,6 +93,13 @@ export const COMMANDS: readonly Command<CliContext>[] = [
     name: 'init',
     summary: 'create a data directory and an admin token (<dir>/admin.token)',
     args: ['<dir>'],
+    flags: {
+      store: {
+        ...store,
+        describe:
+          "keep the state (the admin token too) in this PostgreSQL database instead of the directory's journal; serve then needs the same --store",
+      },
+    },
     load: async () => (await import('./cli/repos.ts')).init,
   },
   {
@@ -288,6 +312,12 @@ export const COMMANDS: readonly Command<CliContext>[] = [
         load: async () => (await import('./cli/maintenance.ts')).run,
       },
     ],
+  },
+  {
+    name: 'migrate',
+    summary: "apply the PostgreSQL store's pending schema migrations, and nothing else; prints the versions",
+    flags: { store: { ...store, required: true } },
+    load: async () => (await import('./cli/migrate.ts')).migrate,
   },
   {
     name: 'serve',

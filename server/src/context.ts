@@ -1,4 +1,5 @@
 import type { RepoRegistry } from './repos.ts'
+import type { Ownership } from './owners.ts'
 import type { State } from './state.ts'
 
 export interface Limits {
@@ -20,4 +21,6 @@ export interface Ctx {
   repos: RepoRegistry
   limits: Limits
   tmpDir: string
+  /** several instances on one PostgreSQL: who owns each repository (owners.ts); one instance: absent */
+  owners?: Ownership
 }

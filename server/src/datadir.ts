@@ -19,12 +19,22 @@ export function isDataDir(dir: string): boolean {
   return fs.existsSync(path.join(dir, MARKER))
 }
 
-export async function initDataDir(dir: string): Promise<{ adminTokenFile: string }> {
+/**
+ * Where a data directory's state lives: its own journal, or a PostgreSQL database (`init
+ * --store`), whose URL is never written here; serve names it again with --store.
+ */
+export function dataDirStore(dir: string): 'journal' | 'postgres' {
+  const marker = JSON.parse(fs.readFileSync(path.join(dir, MARKER), 'utf8')) as { store?: unknown }
+  return marker.store === 'postgres' ? 'postgres' : 'journal'
+}
+
+/** Create a data directory and its admin token; with `store`, the state (the token too) lives in that database. */
+export async function initDataDir(dir: string, opts: { store?: string } = {}): Promise<{ adminTokenFile: string }> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   if (isDataDir(dir)) throw new Error(`${dir} is already an ag-server data directory`)
   if (fs.readdirSync(dir).length > 0) throw new Error(`${dir} is not empty`)
   for (const sub of ['state', 'repos', 'tmp']) fs.mkdirSync(path.join(dir, sub), { mode: 0o700 })
-  const state = await openState({ dataDir: dir })
+  const state = await openState({ dataDir: dir, ...(opts.store !== undefined ? { store: opts.store } : {}) })
   const { token } = await adminMint(state, {
     principal: 'human:admin',
     scopes: ['read', 'workspace', 'propose', 'coordinate', 'review', 'integrate', 'admin'],
@@ -35,7 +45,14 @@ export async function initDataDir(dir: string): Promise<{ adminTokenFile: string
   await state.close()
   const adminTokenFile = path.join(dir, 'admin.token')
   writeSecret(adminTokenFile, token)
-  fs.writeFileSync(path.join(dir, MARKER), JSON.stringify({ format: 1, created_at: new Date().toISOString() }) + '\n')
+  fs.writeFileSync(
+    path.join(dir, MARKER),
+    JSON.stringify({
+      format: 1,
+      created_at: new Date().toISOString(),
+      ...(opts.store !== undefined ? { store: 'postgres' } : {}),
+    }) + '\n',
+  )
   fsyncDir(dir)
   return { adminTokenFile }
 }
@@ -109,12 +126,22 @@ export interface LockInfo {
   holders?: string
 }
 
-/** Take the data directory's lock, or report who holds it. Stale locks (dead pid) are broken. */
+/**
+ * The lock file of an instance of several on one PostgreSQL store (`lock-<instance>`): each
+ * excludes a second process with its id, not the other instances, which share repos/.
+ */
+export const instanceLockName = (instance: string): string => `lock-${instance.replace(/[^A-Za-z0-9._-]/g, '_')}`
+
+/**
+ * Take the data directory's lock (`name`: the one exclusive `lock`, or an instance's, see
+ * instanceLockName), or report who holds it. Stale locks (dead pid) are broken.
+ */
 export function acquireLock(
   dir: string,
   info: LockInfo,
+  name = 'lock',
 ): { ok: true; release: () => void } | { ok: false; holder: LockInfo } {
-  const file = path.join(dir, 'lock')
+  const file = path.join(dir, name)
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx', 0o600)
@@ -147,9 +174,66 @@ export function acquireLock(
   throw new Error('could not take the data directory lock')
 }
 
-export function updateLock(dir: string, info: LockInfo): void {
-  const file = path.join(dir, 'lock')
+export function updateLock(dir: string, info: LockInfo, name = 'lock'): void {
+  const file = path.join(dir, name)
   const tmp = `${file}.tmp-${process.pid}`
   fs.writeFileSync(tmp, JSON.stringify(info), { mode: 0o600 })
   fs.renameSync(tmp, file)
+}
+
+/** Who holds lock file `name` of dir, if a live process does (a stale or torn file: nobody). */
+export function lockHolder(dir: string, name: string): LockInfo | undefined {
+  try {
+    const holder = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as LockInfo
+    return alive(holder.pid) && holder.pid !== process.pid ? holder : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The lock of a server about to start, beside the others: under the journal the one exclusive
+ * `lock`, refused while an instance of a PostgreSQL store serves the same repositories; under
+ * a PostgreSQL store the instance's own (instanceLockName), refused while a journal server
+ * holds the exclusive one. Refused: ok false, and why.
+ */
+export function acquireServeLock(
+  dir: string,
+  info: LockInfo,
+  instance: string | undefined,
+): { ok: true; name: string; release: () => void } | { ok: false; why: string } {
+  const others =
+    instance === undefined
+      ? fs
+          .readdirSync(dir)
+          .filter((n) => n.startsWith('lock-'))
+          .map((n) => lockHolder(dir, n))
+      : [lockHolder(dir, 'lock')]
+  const other = others.find((h) => h !== undefined)
+  if (other)
+    return {
+      ok: false,
+      why:
+        instance === undefined
+          ? `the repositories are served by an instance on a PostgreSQL store (pid ${other.pid}); start this one with the same --store`
+          : `data directory is in use by pid ${other.pid} (${other.kind}) on the embedded journal; stop it before serving the repositories from a PostgreSQL store`,
+    }
+  const name = instance === undefined ? 'lock' : instanceLockName(instance)
+  const lock = acquireLock(dir, info, name)
+  if (!lock.ok)
+    return {
+      ok: false,
+      why: `data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})${instance === undefined ? '' : ` as instance ${instance}`}`,
+    }
+  return { ok: true, name, release: lock.release }
+}
+
+/** A live instance of a PostgreSQL store serving dir's repositories (one with its address), if any. */
+export function liveInstance(dir: string): LockInfo | undefined {
+  for (const n of fs.readdirSync(dir)) {
+    if (!n.startsWith('lock-')) continue
+    const h = lockHolder(dir, n)
+    if (h?.kind === 'server' && h.listen !== undefined) return h
+  }
+  return undefined
 }

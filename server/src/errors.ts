@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'too_large'
   | 'timeout'
   | 'storage_full'
+  | 'unavailable'
+  | 'not_owner'
   | 'internal'
 
 export const STATUS: Record<ErrorCode, number> = {
@@ -26,6 +28,8 @@ export const STATUS: Record<ErrorCode, number> = {
   too_large: 413,
   timeout: 504,
   storage_full: 507,
+  unavailable: 503,
+  not_owner: 503,
   internal: 500,
 }
 

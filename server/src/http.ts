@@ -13,6 +13,10 @@ import { isStorageFull, requestScope } from './store.ts'
 import { RepoRegistry } from './repos.ts'
 import { GitError } from './git.ts'
 import { settleAtStartup } from './intents.ts'
+import { forwardIfElsewhere, requestRepo } from './forward.ts'
+import { defaultInstance, type InstanceOptions } from './owners.ts'
+import { checkRepoName } from './paths.ts'
+import { startOwnership } from './scale-out.ts'
 import { settleWorkspaceRefs } from './wsrefs.ts'
 import { tuneConnections } from './connections.ts'
 import { IdempotencyKeys, checkKey, fingerprint } from './idempotency.ts'
@@ -24,6 +28,10 @@ export const PREFIX = '/agwp/v1'
 
 export interface ServerOptions {
   dataDir: string
+  /** a postgres:// URL: the state lives in that database (repositories stay in dataDir) */
+  store?: string
+  /** with a postgres store: apply pending migrations at start (default), or refuse an old schema */
+  migrate?: boolean
   host?: string
   port?: number
   limits?: Partial<Limits>
@@ -36,6 +44,8 @@ export interface ServerOptions {
   ui?: UiOptions
   /** Background repository maintenance (maintenance.ts); off when absent. */
   maintenance?: MaintenanceOptions | undefined
+  /** With a PostgreSQL store: who this instance is, from the address it bound (default defaultInstance). */
+  instance?: ((bound: { host: string; port: number }) => InstanceOptions) | undefined
 }
 
 export interface RunningServer {
@@ -50,18 +60,28 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const state = await openState({ dataDir: opts.dataDir, ...(opts.log ? { log: opts.log } : {}) })
+  const state = await openState({
+    dataDir: opts.dataDir,
+    ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.store !== undefined ? { store: opts.store } : {}),
+    ...(opts.migrate === false ? { migrate: false } : {}),
+  })
+  // Several instances share a PostgreSQL store and its repositories: a repository is settled
+  // by the instance that takes it over (owners.ts), never by every instance at its start.
+  const shared = state.backend === 'postgres'
   const ctx: Ctx = {
     state,
     repos: new RepoRegistry(path.join(opts.dataDir, 'repos')),
     limits: { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) },
     tmpDir: path.join(opts.dataDir, 'tmp'),
   }
-  // Settle ref updates a crash interrupted, and the git locks it left, before anything
-  // can observe the state.
-  await settleAtStartup(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
-  // Workspace contents reachable from refs/agwp/workspaces/* (migrates older data directories).
-  await settleWorkspaceRefs(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
+  if (!shared) {
+    // Settle ref updates a crash interrupted, and the git locks it left, before anything
+    // can observe the state.
+    await settleAtStartup(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
+    // Workspace contents reachable from refs/agwp/workspaces/* (migrates older data directories).
+    await settleWorkspaceRefs(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
+  }
   const router = new Router()
   registerRoutes(router)
   registerAdminRoutes(router)
@@ -69,6 +89,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
   const keys = new IdempotencyKeys(state)
   let listening = ''
+  // With a PostgreSQL store, requests wait until this instance is recorded (it needs the bound port).
+  let owned = (): void => undefined
+  const owning = shared
+    ? new Promise<void>((r) => {
+        owned = r
+      })
+    : undefined
   const ui = opts.ui ? new Ui(opts.ui, () => listening) : undefined
 
   // Requests being handled: maintenance waits while the server is busy.
@@ -79,7 +106,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // Each request runs in a scope that collects the journal offsets it depends on, so
     // its answer waits for exactly the fsync that makes them durable (group commit).
     requestScope
-      .run(ctx.state.newScope(), () => handle({ ctx, router, limiter, keys, log, ui }, req, res))
+      .run(ctx.state.newScope(), () => handle({ ctx, router, limiter, keys, log, ui, owning }, req, res))
       .catch((e: unknown) => {
         log(`ag-server: unhandled ${String(e)}`)
         if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
@@ -93,6 +120,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const addr = server.address() as AddressInfo
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   listening = `${host}:${addr.port}`
+  if (shared) {
+    const bound = { host: addr.address, port: addr.port }
+    try {
+      ctx.owners = await startOwnership(ctx, (opts.instance ?? defaultInstance)(bound), log)
+      owned()
+    } catch (e) {
+      server.closeAllConnections()
+      server.close()
+      await state.close()
+      throw e
+    }
+  }
   const maintenance = opts.maintenance ? startMaintenance(ctx, opts.maintenance, () => inFlight, log) : undefined
   return {
     url: `http://${host}:${addr.port}${PREFIX}`,
@@ -104,6 +143,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))
       await maintenance?.stop()
+      await ctx.owners?.close()
       ctx.repos.closeAll()
       await state.close()
     },
@@ -137,6 +177,8 @@ async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer>
 }
 
 interface Served {
+  /** with a PostgreSQL store: resolved once this instance's ownership has started */
+  owning: Promise<void> | undefined
   ctx: Ctx
   router: Router
   limiter: RateLimiter
@@ -154,6 +196,7 @@ function settled(ctx: Ctx): Promise<void> {
 async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const { ctx, router, limiter, keys, log } = sv
   try {
+    if (sv.owning !== undefined) await sv.owning
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname === UI_PATH || url.pathname.startsWith(`${UI_PATH}/`)) {
       if (sv.ui) return await sv.ui.handle({ ctx, limiter, log, settle: () => settled(ctx) }, req, res, url)
@@ -166,6 +209,7 @@ async function handle(sv: Served, req: http.IncomingMessage, res: http.ServerRes
     const m = router.match(method, rel)
     if (m === undefined) throw new AgwpError('not_found', `unknown endpoint ${method} ${rel.slice(0, 200)}`)
     if (m === 'method') throw new AgwpError('not_found', `method ${method} not supported on ${rel.slice(0, 200)}`)
+    if (ctx.owners && (await forwarded(ctx, rel, m.params, req, res))) return
     const caller = await authenticate(
       ctx.state,
       header(req, 'authorization'),
@@ -262,6 +306,31 @@ async function reply(
     o = await outcomeOf(sv.log, () => Promise.reject(e))
   }
   send(res, o.status, o.body, { ...(o.headers ?? {}), ...extra })
+}
+
+/**
+ * Several instances: a request for a repository another instance owns, answered by forwarding
+ * it there (forward.ts). Only existing repositories are placed: a request naming another is
+ * answered here (404), and records no owner.
+ */
+async function forwarded(
+  ctx: Ctx,
+  rel: string,
+  params: Record<string, string>,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<boolean> {
+  const owners = ctx.owners
+  if (!owners) return false
+  const repo = await requestRepo(ctx.state, rel, params, header(req, 'agwp-repo'))
+  if (repo === undefined) return false
+  try {
+    checkRepoName(repo)
+  } catch {
+    return false
+  }
+  if (!ctx.repos.exists(repo)) return false
+  return forwardIfElsewhere(owners, repo, req, res)
 }
 
 function header(req: http.IncomingMessage, name: string): string | undefined {

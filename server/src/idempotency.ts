@@ -200,6 +200,7 @@ class MarkedState implements State {
           t.write(...ops)
         },
         now: t.now,
+        base: t,
       }
       const r = await fn(view)
       if (wrote) t.write(this.mark)

@@ -31,6 +31,8 @@ export async function casWithIntent(
   accept: IntentRec['accept'],
   complete: () => Op[],
 ): Promise<boolean> {
+  // Before anything is written, the intent too: an instance that lost the repository writes nothing.
+  await ctx.owners?.fence(t, repo.name)
   const k = keyOf(repo.name, ref)
   const intent: IntentRec = {
     repo: repo.name,
@@ -65,14 +67,19 @@ export async function casWithIntent(
   return true
 }
 
-/** Settle the intents a crash left behind; run before the server accepts requests. */
+/**
+ * Settle the intents a crash left behind (only those of repository `only`, when given); run
+ * before the server, or the repository's new owner, serves them.
+ */
 export async function reconcileIntents(
   ctx: Ctx,
   log: (m: string) => void = () => undefined,
+  only?: string,
 ): Promise<{ completed: string[]; dropped: string[] }> {
   const completed: string[] = []
   const dropped: string[] = []
   for (const [k, it] of await ctx.state.entries('intents')) {
+    if (only !== undefined && it.repo !== only) continue
     let happened = false
     if (ctx.repos.exists(it.repo)) {
       const repo = ctx.repos.get(it.repo)
@@ -98,11 +105,23 @@ export async function reconcileIntents(
 export async function settleAtStartup(ctx: Ctx, log: (m: string) => void = () => undefined): Promise<void> {
   await reconcileIntents(ctx, log)
   await ctx.state.flush()
-  for (const name of ctx.repos.names()) {
-    const removed = settleRepository(ctx.repos.dirOf(name))
-    if (removed.length)
-      log(
-        `ag-server: removed ${removed.length} file(s) a killed process left in ${name}: ${removed.slice(0, 10).join(', ')}`,
-      )
-  }
+  for (const name of ctx.repos.names()) settleLocks(ctx, name, log)
+}
+
+/**
+ * What a repository's new owner settles before serving it (several instances): the previous
+ * owner's pending intents, then the lock files it left. Only the owner writes a repository,
+ * and the previous one is fenced, so no live writer's lock is removed but a fenced one's.
+ */
+export async function settleForOwner(ctx: Ctx, repo: string, log: (m: string) => void): Promise<void> {
+  await reconcileIntents(ctx, log, repo)
+  if (ctx.repos.exists(repo)) settleLocks(ctx, repo, log)
+}
+
+function settleLocks(ctx: Ctx, name: string, log: (m: string) => void): void {
+  const removed = settleRepository(ctx.repos.dirOf(name))
+  if (removed.length)
+    log(
+      `ag-server: removed ${removed.length} file(s) a killed process left in ${name}: ${removed.slice(0, 10).join(', ')}`,
+    )
 }

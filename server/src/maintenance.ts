@@ -296,6 +296,8 @@ export function startMaintenance(
   const once = async (): Promise<void> => {
     for (const name of ctx.repos.names()) {
       if (stopped) return
+      // Several instances: only a repository's owner writes it, packs and prunes included.
+      if (ctx.owners && !ctx.owners.serves(name)) continue
       let repo: Repo
       try {
         repo = ctx.repos.get(name)

@@ -91,6 +91,12 @@ export interface Tx extends StateReader {
    * (`now()`) on PostgreSQL, so instances with skewed clocks agree; this process's on the journal.
    */
   readonly now: Date
+  /**
+   * The backend's own transaction, when this one is a view over it (idempotency.ts marks
+   * every write of a keyed request): what needs the backend's transaction itself (the
+   * ownership fence's SQL, pg/owners.ts) reaches it here.
+   */
+  readonly base?: Tx
 }
 
 /** What one request depends on before it may answer (the journal's group commit; PostgreSQL: nothing). */

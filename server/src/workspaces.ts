@@ -264,7 +264,7 @@ export async function writeFile(
     // Overwriting keeps the file's mode (100755, 120000); a new file is 100644.
     const mode = cur?.kind === 'file' ? cur.mode : '100644'
     const delta = { [p]: { blob, mode, size: data.length } }
-    await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
+    await syncWorkspaceRef(ctx, t, repo, id, withChanges(ws, delta))
     t.write(...changeOps(id, delta, t.now))
     return { workspace: id, path: p, blob, size: data.length, created: cur === null }
   })
@@ -323,7 +323,7 @@ export async function deleteFile(
       throw invalid('if_match must be a blob id', { field: 'if_match' })
     checkIfMatch(cur, ifMatch, p)
     const delta = await removal(repo, ws, p)
-    await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
+    await syncWorkspaceRef(ctx, t, repo, id, withChanges(ws, delta))
     t.write(...changeOps(id, delta, t.now))
     return { workspace: id, path: p, deleted: true }
   })
@@ -352,7 +352,7 @@ export async function moveFile(
     await checkPlaceable(repo, withChanges(ws, rem), to)
     const o = await repo.cat.get(src.blob)
     const delta = { ...rem, [to]: { blob: src.blob, mode: src.mode, size: o?.size ?? 0 } }
-    await syncWorkspaceRef(ctx, repo, id, withChanges(ws, delta))
+    await syncWorkspaceRef(ctx, t, repo, id, withChanges(ws, delta))
     t.write(...changeOps(id, delta, t.now))
     return { workspace: id, from, to, blob: src.blob }
   })

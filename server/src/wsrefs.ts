@@ -2,6 +2,7 @@ import type { Ctx } from './context.ts'
 import { gitText } from './git.ts'
 import { formatCommit, gitDate, type RawObject } from './objects.ts'
 import type { Repo } from './repos.ts'
+import type { Tx } from './state.ts'
 import type { WorkspaceRec } from './types.ts'
 import { buildTree } from './wstree.ts'
 
@@ -46,10 +47,18 @@ async function needsRef(ctx: Ctx, repo: Repo, ws: WorkspaceRec, tree: () => Prom
 
 /**
  * Bring refs/agwp/workspaces/<id> in line with `ws` (undefined: the workspace is gone).
- * Call under the workspace's lock. A write calls it with the state it is about to commit,
- * before the commit: a write that cannot protect its objects fails and changes nothing.
+ * Call inside t, holding the workspace's lock. A write calls it with the state it is about to
+ * commit, before the commit: a write that cannot protect its objects fails and changes nothing.
  */
-export async function syncWorkspaceRef(ctx: Ctx, repo: Repo, id: string, ws: WorkspaceRec | undefined): Promise<void> {
+export async function syncWorkspaceRef(
+  ctx: Ctx,
+  t: Tx,
+  repo: Repo,
+  id: string,
+  ws: WorkspaceRec | undefined,
+): Promise<void> {
+  // Every ref the server moves is fenced (owners.ts), this one too.
+  await ctx.owners?.fence(t, repo.name)
   const ref = workspaceRef(id)
   const cur = await repo.refValue(ref)
   let built: { tree: string; extra?: string } | undefined
@@ -68,7 +77,7 @@ export async function syncWorkspaceRef(ctx: Ctx, repo: Repo, id: string, ws: Wor
  */
 export async function releaseWorkspaceRef(ctx: Ctx, repo: Repo, id: string): Promise<void> {
   await ctx.state
-    .tx([`ws:${id}`], async (t) => syncWorkspaceRef(ctx, repo, id, await t.get('workspaces', id)))
+    .tx([`ws:${id}`], async (t) => syncWorkspaceRef(ctx, t, repo, id, await t.get('workspaces', id)))
     .catch(() => undefined)
 }
 
@@ -112,11 +121,12 @@ export async function settleWorkspaceRefs(ctx: Ctx, log: (m: string) => void): P
         )
         continue
       }
-      await syncWorkspaceRef(ctx, repo, ws.id, ws)
+      await ctx.state.tx([`ws:${ws.id}`], (t) => syncWorkspaceRef(ctx, t, repo, ws.id, ws))
       if ((await repo.refValue(workspaceRef(ws.id))) !== null) created++
     }
     // Refs of workspaces that were discarded or proposed while a crash kept the ref.
-    for (const id of ids) await syncWorkspaceRef(ctx, repo, id, await ctx.state.get('workspaces', id))
+    for (const id of ids)
+      await ctx.state.tx([`ws:${id}`], async (t) => syncWorkspaceRef(ctx, t, repo, id, await t.get('workspaces', id)))
     if (created) log(`ag-server: ${name}: ${created} workspace ref(s) created under ${WORKSPACE_REFS}`)
   }
 }

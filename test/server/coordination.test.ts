@@ -1,5 +1,5 @@
 import t from 'tap'
-import { fixture, contractErrors, journalStore } from './helpers.ts'
+import { fixture, contractErrors } from './helpers.ts'
 import { createTask } from '../../server/src/coordination.ts'
 
 const fx = await fixture({ server: { rate: 0 } })
@@ -60,18 +60,18 @@ t.test('an expired run frees its task and loses its authority', async (t) => {
   const run = (await api('alice', 'POST', `/tasks/${id}/claim`, { ttl_s: 10 })).body.run_id as string
   t.equal((await api('alice', 'GET', '/whoami', undefined, { 'AGWP-Run': run })).body.actor, `agent:alice#${run}`)
   // Move the lease deadline into the past instead of sleeping.
-  const rec = journalStore(ctx).get('runs', run)
+  const rec = await ctx.state.get('runs', run)
   if (!rec) throw new Error('run missing')
-  journalStore(ctx).commit([
-    { c: 'runs', k: run, v: { ...rec, lease_expires_at: new Date(Date.now() - 1000).toISOString() } },
-  ])
+  await ctx.state.tx([], async (x) =>
+    x.write({ c: 'runs', k: run, v: { ...rec, lease_expires_at: new Date(Date.now() - 1000).toISOString() } }),
+  )
   t.equal((await api('bob', 'GET', `/tasks/${id}`)).body.state, 'open')
   t.equal((await api('alice', 'GET', `/runs/${run}`)).body.state, 'expired')
   const denied = await api('alice', 'GET', '/whoami', undefined, { 'AGWP-Run': run })
   t.equal(denied.status, 403, 'expired run cannot be acted within')
   const reclaim = await api('bob', 'POST', `/tasks/${id}/claim`, {})
   t.equal(reclaim.status, 201)
-  t.equal(journalStore(ctx).get('runs', run)?.state, 'expired', 'old run recorded as expired')
+  t.equal((await ctx.state.get('runs', run))?.state, 'expired', 'old run recorded as expired')
 })
 
 t.test('AGWP-Run attributes actions and is refused for another principal', async (t) => {

@@ -15,6 +15,7 @@ import type { Store } from '../../server/src/store.ts'
 import type { Policy, Role, Scope, WorkspaceRec } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
 import { GIT_IDENTITY } from '../helpers/git-identity.ts'
+import { createDatabase } from '../helpers/postgres.ts'
 
 // Shared fixtures: real git repositories, a real data directory, a real server on loopback.
 
@@ -107,7 +108,10 @@ export async function fixture(
   const src = makeSourceRepo(root, opts.commits ?? 3)
   opts.setup?.(src)
   const data = path.join(root, 'data')
-  await initDataDir(data)
+  // AG_TEST_STORE=postgres: the same tests with the state in a fresh PostgreSQL database
+  const db = process.env['AG_TEST_STORE'] === 'postgres' ? await createDatabase() : undefined
+  const store = db ? { store: db.url } : {}
+  await initDataDir(data, store)
   repoAdd(data, 'demo', src)
   const principals: Record<string, Principal> = opts.principals ?? {
     alice: { principal: 'agent:alice', role: 'contributor', scopes: ALL_AGENT },
@@ -126,7 +130,7 @@ export async function fixture(
     reed: { principal: 'agent:reed', role: 'reader', scopes: ['read'] },
     admin: { principal: 'human:root', role: 'admin', scopes: ['read', 'admin'] },
   }
-  const state = await openState({ dataDir: data })
+  const state = await openState({ dataDir: data, ...store })
   const tokens: Record<string, string> = {}
   for (const [name, p] of Object.entries(principals)) {
     tokens[name] = (
@@ -142,6 +146,7 @@ export async function fixture(
     port: 0,
     rate: 0,
     log: () => undefined,
+    ...store,
     ...(opts.server ?? {}),
   })
   const api: Fixture['api'] = async (who, method, p, body, headers = {}) => {
@@ -171,6 +176,7 @@ export async function fixture(
       // Every test that wrote through the server leaves repositories git calls sound.
       const problems = fsckProblems(data)
       fs.rmSync(root, { recursive: true, force: true })
+      await db?.drop()
       if (problems) throw new Error(`git fsck after the test:\n${problems}`)
     },
   }

@@ -6,7 +6,7 @@ import { UsageError } from '../../../lib/cli/flags.ts'
 import { adminMint, adminRevoke, adminSetPolicy, adminSetRole, adminTokens } from '../admin.ts'
 import { DEFAULT_LIMITS, type Ctx } from '../context.ts'
 import { createTask } from '../coordination.ts'
-import { acquireLock, isDataDir, type LockInfo } from '../datadir.ts'
+import { acquireLock, dataDirStore, isDataDir, liveInstance, type LockInfo } from '../datadir.ts'
 import { keyAdd, keyList, keyRevoke } from '../keys.ts'
 import { attachRecord, canonicalStatement, statementFor } from '../provenance.ts'
 import { RepoRegistry } from '../repos.ts'
@@ -36,6 +36,12 @@ export interface Admin {
 }
 
 async function offline(dir: string, release: () => void): Promise<Admin> {
+  if (dataDirStore(dir) === 'postgres') {
+    release()
+    throw new Error(
+      `${dir} keeps its state in PostgreSQL: start \`ag-server serve --data ${dir} --store postgres://…\` and run this again (it then goes through the server)`,
+    )
+  }
   const state = await openState({ dataDir: dir })
   const ctx: Ctx = {
     state,
@@ -113,6 +119,9 @@ function online(dir: string, holder: LockInfo): Admin {
 
 export async function withAdmin<T>(dir: string, fn: (a: Admin) => Promise<T>): Promise<T> {
   if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
+  // Several instances on a PostgreSQL store each hold their own lock: any live one will do.
+  const instance = liveInstance(dir)
+  if (instance) return runWith(online(dir, instance), fn)
   const lock = acquireLock(dir, { pid: process.pid, kind: 'cli' })
   const admin = lock.ok
     ? await offline(dir, lock.release)
@@ -120,6 +129,11 @@ export async function withAdmin<T>(dir: string, fn: (a: Admin) => Promise<T>): P
       ? online(dir, lock.holder)
       : undefined
   if (!admin) throw new Error('another ag-server command is using the data directory; retry')
+  return runWith(admin, fn)
+}
+
+/** fn with admin, then admin closed (an offline one releases the lock). */
+async function runWith<T>(admin: Admin, fn: (a: Admin) => Promise<T>): Promise<T> {
   try {
     return await fn(admin)
   } finally {

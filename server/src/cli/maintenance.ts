@@ -3,7 +3,7 @@
 import path from 'node:path'
 import type { CommandArgs } from '../../../lib/cli/commands.ts'
 import { UsageError, stringValue, type FlagTable, type FlagValues } from '../../../lib/cli/flags.ts'
-import { acquireLock, isDataDir } from '../datadir.ts'
+import { acquireLock, isDataDir, liveInstance } from '../datadir.ts'
 import {
   DEFAULT_MAINTENANCE,
   maintainRepo,
@@ -128,6 +128,11 @@ export async function run({ values }: CommandArgs, { out }: CliContext): Promise
   const dir = dataDir(stringValue(values, 'data'))
   const graceS = duration('grace', stringValue(values, 'grace') ?? '1h')
   const repos = reposOf(dir, stringValue(values, 'repo'))
+  const instance = liveInstance(dir)
+  if (instance)
+    throw new Error(
+      `a server (pid ${instance.pid}) on a PostgreSQL store serves ${dir} and maintains the repositories it owns itself; stop every instance to run maintenance by hand`,
+    )
   const lock = acquireLock(dir, { pid: process.pid, kind: 'cli' })
   if (!lock.ok)
     throw new Error(

@@ -4,13 +4,18 @@ import type { CommandArgs } from '../../../lib/cli/commands.ts'
 import { UsageError, listValue, numberValue, stringValue } from '../../../lib/cli/flags.ts'
 import { repoAdd } from '../admin.ts'
 import { initDataDir, isDataDir } from '../datadir.ts'
+import { isPostgresUrl } from '../open-state.ts'
+import { redactUrl } from '../pg/url.ts'
 import type { Policy, Role } from '../types.ts'
 import { validateBody } from '../validate.ts'
 import { dataDir, withAdmin, type CliContext } from './admin.ts'
 
-export async function init({ positionals }: CommandArgs, { out }: CliContext): Promise<void> {
+export async function init({ positionals, values }: CommandArgs, { out }: CliContext): Promise<void> {
   const dir = positionals[0] ?? ''
-  const { adminTokenFile } = await initDataDir(dir)
+  const store = stringValue(values, 'store')
+  if (store !== undefined && !isPostgresUrl(store))
+    throw new UsageError(`--store must be a postgres:// URL, got ${redactUrl(store)}`)
+  const { adminTokenFile } = await initDataDir(dir, store !== undefined ? { store } : {})
   out(`initialized ${dir}; admin token written to ${adminTokenFile} (mode 0600)`)
 }
 

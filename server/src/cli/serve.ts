@@ -3,14 +3,17 @@
 // last holder.
 import type { CommandArgs } from '../../../lib/cli/commands.ts'
 import { UsageError, numberValue, stringValue } from '../../../lib/cli/flags.ts'
-import { acquireLock, isDataDir, updateLock } from '../datadir.ts'
+import { acquireServeLock, dataDirStore, isDataDir, updateLock } from '../datadir.ts'
 import { favourMemory } from '../heap.ts'
 import { holdOpen } from '../holders.ts'
 import { startServer } from '../http.ts'
 import { isLoopback, listenOrExplain } from '../listen.ts'
 import { parseDuration } from '../util.ts'
 import { dataDir, type CliContext } from './admin.ts'
+import { instanceFromFlags } from './instance.ts'
 import { maintenanceFromFlags } from './maintenance.ts'
+import { isPostgresUrl } from '../open-state.ts'
+import { redactUrl } from '../pg/url.ts'
 
 function parseListen(s: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(s)
@@ -24,17 +27,38 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
   if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
   const { host, port } = parseListen(stringValue(values, 'listen') ?? '')
   const maintenance = maintenanceFromFlags(values)
-  const lock = acquireLock(dir, { pid: process.pid, kind: 'server' })
-  if (!lock.ok) throw new Error(`data directory is in use by pid ${lock.holder.pid} (${lock.holder.kind})`)
+  const store = stringValue(values, 'store')
+  if (store !== undefined && !isPostgresUrl(store))
+    throw new UsageError(`--store must be a postgres:// URL, got ${redactUrl(store)}`)
+  // The admin token and every record live where init put them: one store per data directory.
+  const kept = dataDirStore(dir)
+  if (kept === 'postgres' && store === undefined)
+    throw new UsageError(
+      `${dir} keeps its state in PostgreSQL: name the database with --store postgres://… (or AG_SERVER_STORE)`,
+    )
+  if (kept === 'journal' && store !== undefined)
+    throw new UsageError(
+      `${dir} keeps its state in its own journal: --store needs a data directory made by \`ag-server init DIR --store …\``,
+    )
+  // With a PostgreSQL store, several instances share --data: each takes its own lock, named by
+  // its id; its flags are checked before anything listens (a port of 0 is known once bound:
+  // that instance's lock is named by its pid).
+  const instanceOf = (bound: { host: string; port: number }) => instanceFromFlags(values, bound)
+  const instance =
+    store === undefined ? undefined : port === 0 ? `pid-${process.pid}` : instanceOf({ host, port }).instance
+  const lock = acquireServeLock(dir, { pid: process.pid, kind: 'server' }, instance)
+  if (!lock.ok) throw new Error(lock.why)
   const origin = stringValue(values, 'ui-origin')
   const srv = await listenOrExplain(host, port, lock.release, () =>
     startServer({
       dataDir: dir,
+      ...(store !== undefined ? { store, migrate: values['migrate'] !== false } : {}),
       host,
       port,
       rate: numberValue(values, 'rate') ?? 0,
       burst: numberValue(values, 'burst') ?? 0,
       maintenance,
+      ...(store !== undefined ? { instance: instanceOf } : {}),
       limits: {
         maxBodyBytes: numberValue(values, 'max-body-bytes') ?? 0,
         maxFileBytes: numberValue(values, 'max-file-bytes') ?? 0,
@@ -63,7 +87,11 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
     values['exit-with-holders'] === true
       ? await holdOpen({ host, state: srv.ctx.state, stdinHolds: true, onIdle: stop })
       : undefined
-  updateLock(dir, { pid: process.pid, kind: 'server', listen, ...(holders ? { holders: holders.address } : {}) })
+  updateLock(
+    dir,
+    { pid: process.pid, kind: 'server', listen, ...(holders ? { holders: holders.address } : {}) },
+    lock.name,
+  )
   if (!isLoopback(host))
     process.stderr.write(
       `ag-server: warning: plain HTTP on ${listen}, beyond loopback: tokens and code cross the network unencrypted; put a TLS reverse proxy in front and listen on 127.0.0.1 (docs/security.md, "A shared server over a network")\n`,

@@ -1,0 +1,313 @@
+import pg from 'pg'
+import { applyOp } from '../ops.ts'
+import type { IndexName, Indexed, Op, Scope, State, StateReader, Tx } from '../state.ts'
+import type { CollectionName, Collections } from '../types.ts'
+import { isUnreachable, unreachableAs503 } from './errors.ts'
+import { migrate, requireSchema, type Migrated } from './migrate.ts'
+import { INDEX_SQL, TABLES } from './schema.ts'
+import { databaseHost } from './url.ts'
+
+// The PostgreSQL backend of State (state.ts): several ag-server processes on one database.
+// A transaction is one READ COMMITTED transaction on one pooled connection: it takes its
+// locks as pg_advisory_xact_lock, sorted, reads, and at the end applies its queued writes
+// (a set or add reads its row FOR UPDATE and applies ops.ts to it) and commits. Everything
+// the locks protect is re-read after they are held, so the database decides every race,
+// between processes too. A COMMIT is durable when it returns: settle and flush wait for nothing.
+
+export type Query = (sql: string, params?: unknown[]) => Promise<pg.QueryResult>
+
+const table = (c: CollectionName): string => {
+  const t = TABLES[c]
+  if (!t) throw new Error(`unknown collection ${String(c)}`)
+  return t
+}
+
+/** The reads of StateReader over one way to run a query (the pool, or a transaction's connection). */
+class Reader implements StateReader {
+  constructor(protected readonly q: Query) {}
+
+  async get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined> {
+    if (c === 'counters') {
+      const { rows } = await this.q('SELECT n FROM counters WHERE k = $1', [k])
+      return rows[0] === undefined ? undefined : (Number(rows[0].n) as Collections[C])
+    }
+    const { rows } = await this.q(`SELECT doc FROM ${table(c)} WHERE k = $1`, [k])
+    return rows[0]?.doc
+  }
+  async all<C extends CollectionName>(c: C): Promise<Collections[C][]> {
+    return (await this.entries(c)).map(([, v]) => v)
+  }
+  async entries<C extends CollectionName>(c: C): Promise<[string, Collections[C]][]> {
+    if (c === 'counters') {
+      const { rows } = await this.q('SELECT k, n FROM counters')
+      return rows.map((r) => [r.k, Number(r.n) as Collections[C]])
+    }
+    const { rows } = await this.q(`SELECT k, doc FROM ${table(c)}`)
+    return rows.map((r) => [r.k, r.doc])
+  }
+  async byIndex<N extends IndexName>(name: N, key: string): Promise<Indexed<N>[]> {
+    const ix = INDEX_SQL[name]
+    const { rows } = await this.q(`SELECT doc FROM ${ix.table} WHERE ${ix.key} = $1 AND ${ix.where}`, [key])
+    return rows.map((r) => r.doc)
+  }
+  async idsByIndex(name: IndexName, key: string): Promise<string[]> {
+    const ix = INDEX_SQL[name]
+    const { rows } = await this.q(`SELECT k FROM ${ix.table} WHERE ${ix.key} = $1 AND ${ix.where}`, [key])
+    return rows.map((r) => r.k)
+  }
+  async indexKeys(name: IndexName): Promise<string[]> {
+    const ix = INDEX_SQL[name]
+    const { rows } = await this.q(
+      `SELECT DISTINCT ${ix.key} AS key FROM ${ix.table} WHERE ${ix.key} IS NOT NULL AND ${ix.where}`,
+    )
+    return rows.map((r) => r.key)
+  }
+  async tokenByHash(h: string): Promise<Collections['tokens'] | undefined> {
+    const { rows } = await this.q('SELECT doc FROM tokens WHERE hash = $1', [h])
+    return rows[0]?.doc
+  }
+}
+
+/** One transaction's view: its connection's reads, its queue, the database's clock. */
+class PgTx extends Reader implements Tx {
+  readonly ops: Op[] = []
+  open = true
+  constructor(
+    q: Query,
+    readonly now: Date,
+    private readonly state: PgState,
+  ) {
+    super(q)
+  }
+  nextId(name: string, prefix: string): Promise<string> {
+    return this.state.nextId(name, prefix)
+  }
+  write(...ops: Op[]): void {
+    if (!this.open) throw new Error('write after the transaction ended')
+    this.ops.push(...ops)
+  }
+  /** SQL of its own inside this transaction (owners.ts: the fence, the takeover) */
+  sql(text: string, params?: unknown[]): Promise<pg.QueryResult> {
+    if (!this.open) throw new Error('query after the transaction ended')
+    return this.q(text, params)
+  }
+}
+
+/** t's own SQL: t must be a PostgreSQL transaction (a journal one has no SQL). */
+export function sqlOf(t: Tx): (text: string, params?: unknown[]) => Promise<pg.QueryResult> {
+  let own: Tx | undefined = t
+  while (own !== undefined && !(own instanceof PgTx)) own = own.base
+  if (own === undefined) throw new Error('not a PostgreSQL transaction')
+  const pgTx = own
+  return (text, params) => pgTx.sql(text, params)
+}
+
+export interface PgStateOptions {
+  /** apply pending migrations (default); false: refuse a schema that is not this binary's */
+  migrate?: boolean
+  /** connections in the pool (default 10) */
+  max?: number
+  /**
+   * The database ends a session left idle inside a transaction this long (ms, default 15 s):
+   * a stopped process cannot hold a repository's lock, and so keep its new owner out, forever.
+   */
+  idleInTransactionMs?: number
+}
+
+export class PgState extends Reader implements State {
+  readonly backend = 'postgres'
+  /** the database's host:port, for messages (never the password) */
+  readonly host: string
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    /**
+     * nextId's own connections: a transaction holding a pooled connection takes an id on
+     * another one, so with every pooled connection held by a transaction waiting for an id,
+     * one shared pool would wait on itself.
+     */
+    private readonly idPool: pg.Pool,
+    host: string,
+  ) {
+    super(guarded(pool, host))
+    this.host = host
+  }
+
+  /** Connect, then migrate (or check the schema); the pool is closed if either fails. */
+  static async open(url: string, opts: PgStateOptions = {}): Promise<{ state: PgState; migrated?: Migrated }> {
+    const host = databaseHost(url)
+    const idle = opts.idleInTransactionMs ?? 15_000
+    const pool = newPool(url, opts.max ?? 10, idle)
+    const idPool = newPool(url, 2, idle)
+    try {
+      const migrated = opts.migrate === false ? undefined : await migrate(pool)
+      if (!migrated) await requireSchema(pool, url)
+      return { state: new PgState(pool, idPool, host), ...(migrated ? { migrated } : {}) }
+    } catch (e) {
+      await Promise.all([pool.end(), idPool.end()]).catch(() => undefined)
+      throw unreachableAs503(e, host)
+    }
+  }
+
+  async tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (e) {
+      throw unreachableAs503(e, this.host)
+    }
+    let broken: unknown
+    // A connection cut while checked out is reported as an 'error' event: unheard, it would
+    // crash the process; heard, the query in flight fails with it and is answered 503.
+    const onError = (e: unknown): void => {
+      broken ??= e
+    }
+    client.on('error', onError)
+    const q: Query = (sql, params) =>
+      client.query(sql, params).catch((e: unknown) => {
+        // a statement the database refused leaves the connection usable (ROLLBACK below)
+        if (isUnreachable(e)) broken ??= e
+        return Promise.reject(unreachableAs503(e, this.host))
+      })
+    try {
+      // One round trip: BEGIN, the locks (sorted and deduplicated: two transactions naming the
+      // same keys take them in one order, so they cannot deadlock), then the clock.
+      const locking = [...new Set(locks)]
+        .sort()
+        .map((l) => `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(l)}, 0));`)
+      // a multi-statement query answers one result per statement
+      const results = (await q(`BEGIN; ${locking.join(' ')} SELECT now() AS now`)) as unknown as pg.QueryResult[]
+      const rows = results[results.length - 1]?.rows ?? []
+      const t = new PgTx(q, rows[0].now as Date, this)
+      let result: T
+      try {
+        result = await fn(t)
+      } finally {
+        t.open = false
+      }
+      await applyAll(q, t.ops)
+      await q('COMMIT')
+      return result
+    } catch (e) {
+      if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined)
+      throw e
+    } finally {
+      // A connection that failed is not handed to the next transaction.
+      client.off('error', onError)
+      client.release(broken instanceof Error ? broken : undefined)
+    }
+  }
+
+  /** An autocommit statement of its own: the number is taken at once, whatever the caller's transaction does. */
+  async nextId(name: string, prefix: string): Promise<string> {
+    const { rows } = await guarded(this.idPool, this.host)(
+      'INSERT INTO counters (k, n) VALUES ($1, 1) ON CONFLICT (k) DO UPDATE SET n = counters.n + 1 RETURNING n',
+      [name],
+    )
+    return `${prefix}${String(rows[0].n)}`
+  }
+
+  async now(): Promise<Date> {
+    const { rows } = await this.q('SELECT now() AS now')
+    return rows[0].now as Date
+  }
+  /** One autocommit statement on the pool (owners.ts: heartbeats, lookups). */
+  sql(text: string, params?: unknown[]): Promise<pg.QueryResult> {
+    return this.q(text, params)
+  }
+  newScope(): Scope {
+    return { needs: 0, epoch: 0 }
+  }
+  async settle(_scope: Scope): Promise<void> {}
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {
+    await Promise.all([this.pool.end(), this.idPool.end()])
+  }
+}
+
+function newPool(url: string, max: number, idleInTransactionMs: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 10_000,
+    idle_in_transaction_session_timeout: idleInTransactionMs,
+  })
+  // An idle connection the server dropped is reported here; the next query opens a new one.
+  pool.on('error', () => undefined)
+  return pool
+}
+
+/** Autocommit queries on a pool, an unreachable database answered as 503. */
+const guarded =
+  (pool: pg.Pool, host: string): Query =>
+  (sql, params) =>
+    pool.query(sql, params).catch((e: unknown) => Promise.reject(unreachableAs503(e, host)))
+
+/**
+ * Apply a transaction's queued ops: each record's ops folded in order (a set or add first
+ * reads its row FOR UPDATE), then one write per record that changed.
+ */
+async function applyAll(q: Query, ops: readonly Op[]): Promise<void> {
+  const byRecord = new Map<string, Op[]>()
+  for (const op of ops) {
+    const id = `${op.c}\n${op.k}`
+    byRecord.set(id, [...(byRecord.get(id) ?? []), op])
+  }
+  for (const list of byRecord.values()) await applyRecord(q, list)
+}
+
+/** Ops on one record, in order. */
+async function applyRecord(q: Query, ops: readonly Op[]): Promise<void> {
+  const { c, k } = ops[0] as Op
+  if (c === 'counters') {
+    // counters hold a number, not a document: only a put or delete means anything
+    const last = ops.filter((op) => !('at' in op)).at(-1)
+    if (last === undefined || 'at' in last) return
+    if (last.v === null) await q('DELETE FROM counters WHERE k = $1', [k])
+    else
+      await q('INSERT INTO counters (k, n) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET n = EXCLUDED.n', [k, last.v])
+    return
+  }
+  const t = table(c)
+  let before: unknown
+  if ('at' in (ops[0] as Op)) {
+    const { rows } = await q(`SELECT doc FROM ${t} WHERE k = $1 FOR UPDATE`, [k])
+    before = rows[0]?.doc
+  }
+  // In jsonb's key order throughout, so an add's "same JSON" check cannot depend on it.
+  const start = jsonbOrder(before)
+  let after = start
+  for (const op of ops) after = applyOp(after, 'add' in op ? { ...op, add: jsonbOrder(op.add) } : op)
+  if (after === start && before !== undefined) return
+  if (after === undefined) {
+    if (before !== undefined || !('at' in (ops[0] as Op))) await q(`DELETE FROM ${t} WHERE k = $1`, [k])
+    return
+  }
+  // JSON text, cast: pg would send a JS array as a PostgreSQL array, not JSON
+  await q(`INSERT INTO ${t} (k, doc) VALUES ($1, $2::jsonb) ON CONFLICT (k) DO UPDATE SET doc = EXCLUDED.doc`, [
+    k,
+    JSON.stringify(after),
+  ])
+}
+
+/**
+ * v with its object keys in the order jsonb keeps them (shorter first, then by UTF-8 bytes),
+ * so an AddOp's "same JSON" check compares an element read back from jsonb with the new
+ * one as the journal does, whatever order the caller wrote the keys in.
+ */
+export function jsonbOrder(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(jsonbOrder)
+  if (v === null || typeof v !== 'object') return v
+  const keys = Object.keys(v).sort(
+    (a, b) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b)),
+  )
+  const out: Record<string, unknown> = {}
+  for (const k of keys)
+    Object.defineProperty(out, k, {
+      value: jsonbOrder((v as Record<string, unknown>)[k]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+  return out
+}

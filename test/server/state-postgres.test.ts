@@ -1,0 +1,40 @@
+import t from 'tap'
+import { openState } from '../../server/src/open-state.ts'
+import { withPostgres } from '../helpers/postgres.ts'
+import { stateContract, task } from './state-contract.ts'
+
+// The State contract on the PostgreSQL backend: a real server (test/helpers/postgres.ts), a
+// fresh database for each test.
+
+await withPostgres(t, async (db) => {
+  stateContract(t, 'postgres', async () => openState({ dataDir: '/nonexistent', store: await db.fresh() }))
+})
+
+await withPostgres(t, async (db) => {
+  t.test('postgres: add compares elements as JSON whatever order jsonb keeps their keys in', async (t) => {
+    const s = await openState({ dataDir: '/nonexistent', store: await db.fresh() })
+    t.teardown(() => s.close())
+    await s.tx([], async (x) => x.write({ c: 'tasks', k: 'task-1', v: task('task-1', 'demo') }))
+    // jsonb keeps {"a", "path"}, shorter key first: a caller's {"path", "a"} is the same element
+    const first = { a: 1, path: 'src/a.ts' }
+    const same = { path: 'src/a.ts', a: 1 }
+    await s.tx([], async (x) => x.write({ c: 'tasks', k: 'task-1', at: ['extra'], add: first }))
+    await s.tx([], async (x) => x.write({ c: 'tasks', k: 'task-1', at: ['extra'], add: same }))
+    const got = (await s.get('tasks', 'task-1')) as unknown as { extra: unknown[] }
+    t.same(got.extra, [first], 'the equal element was not added twice')
+  })
+
+  t.test('postgres: idsByIndex names the keys byIndex reads', async (t) => {
+    const s = await openState({ dataDir: '/nonexistent', store: await db.fresh() })
+    t.teardown(() => s.close())
+    await s.tx([], async (x) =>
+      x.write(
+        { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'tasks', k: 'task-3', v: task('task-3', 'other') },
+      ),
+    )
+    t.same((await s.idsByIndex('tasksByRepo', 'demo')).sort(), ['task-1', 'task-2'])
+    t.same(await s.idsByIndex('tasksByRepo', 'none'), [], 'none for an unknown key')
+  })
+})
