@@ -1,8 +1,8 @@
 // The AGWP world a bench or the demo runs against: an ag-server data directory with one
 // repository, principals with a token (in a 0600 file) and a role, and the wait for `serve` to
 // listen. Plain ES module so the benches run it as is; the demo (examples/demo.ts) is bundled
-// and imports it too (its types: agwp-world.d.mts). Tests set up in-process instead
-// (test/conformance/agwp-fixture.ts, test/server/helpers.ts).
+// and imports it too (its types: agwp-world.d.mts). Tests seed the same world in-process
+// (test/helpers/agwp-world.ts), under their fixtures.
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'

@@ -6,16 +6,16 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import schema from '../../contract/agwp-v1.schema.json' with { type: 'json' }
 import { startServer, type RunningServer, type ServerOptions } from '../../server/src/http.ts'
-import { initDataDir } from '../../server/src/datadir.ts'
-import { adminMint, adminSetRole, adminSetPolicy, repoAdd } from '../../server/src/admin.ts'
+import { adminMint } from '../../server/src/admin.ts'
 import { JournalState } from '../../server/src/journal-state.ts'
-import { openState } from '../../server/src/open-state.ts'
 import type { State } from '../../server/src/state.ts'
 import type { Store } from '../../server/src/store.ts'
-import type { Policy, Role, Scope, WorkspaceRec } from '../../server/src/types.ts'
+import type { Policy, Scope, WorkspaceRec } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
 import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 import { createDatabase } from '../helpers/postgres.ts'
+import { seedWorld } from '../helpers/agwp-world.ts'
+import type { Person } from '../helpers/agwp-world.ts'
 
 // Shared fixtures: real git repositories, a real data directory, a real server on loopback.
 
@@ -65,11 +65,8 @@ export function makeSourceRepo(root: string, commits = 3): string {
   return dir
 }
 
-export interface Principal {
-  principal: string
-  role: Role | null
-  scopes: Scope[]
-}
+/** A principal of the fixture: its token's scopes and its role on 'demo' (null: none). */
+export type Principal = Person
 
 export const ALL_AGENT: Scope[] = ['read', 'workspace', 'propose', 'coordinate']
 
@@ -111,8 +108,6 @@ export async function fixture(
   // AG_TEST_STORE=postgres: the same tests with the state in a fresh PostgreSQL database
   const db = process.env['AG_TEST_STORE'] === 'postgres' ? await createDatabase() : undefined
   const store = db ? { store: db.url } : {}
-  await initDataDir(data, store)
-  repoAdd(data, 'demo', src)
   const principals: Record<string, Principal> = opts.principals ?? {
     alice: { principal: 'agent:alice', role: 'contributor', scopes: ALL_AGENT },
     bob: { principal: 'agent:bob', role: 'contributor', scopes: ALL_AGENT },
@@ -130,16 +125,12 @@ export async function fixture(
     reed: { principal: 'agent:reed', role: 'reader', scopes: ['read'] },
     admin: { principal: 'human:root', role: 'admin', scopes: ['read', 'admin'] },
   }
-  const state = await openState({ dataDir: data, ...store })
-  const tokens: Record<string, string> = {}
-  for (const [name, p] of Object.entries(principals)) {
-    tokens[name] = (
-      await adminMint(state, { principal: p.principal, scopes: p.scopes, repos: ['demo'], ttl_s: 3600 })
-    ).token
-    if (p.role) await adminSetRole(state, 'demo', p.principal, p.role)
-  }
-  if (opts.policy) await adminSetPolicy(state, 'demo', opts.policy)
-  await state.close()
+  const { tokens } = await seedWorld(data, {
+    repos: { demo: src },
+    people: principals,
+    ...(opts.policy ? { policy: { demo: opts.policy } } : {}),
+    ...store,
+  })
   const server = await startServer({
     dataDir: data,
     host: '127.0.0.1',
