@@ -30,6 +30,13 @@ function administers(caller: Caller, repos: string[]): boolean {
 }
 
 export function registerAdminRoutes(router: Router): void {
+  registerTokenRoutes(router)
+  registerKeyRoutes(router)
+  registerRepoAdminRoutes(router)
+}
+
+/** Tokens: list, mint and revoke, only within the repositories the caller administers. */
+function registerTokenRoutes(router: Router): void {
   router.add('GET', '/admin/tokens', async (r) => {
     await admin(r, null)
     return { body: { tokens: await adminTokens(r.ctx.state, (t) => administers(r.caller, t.repos)) } }
@@ -52,6 +59,10 @@ export function registerAdminRoutes(router: Router): void {
     // A token outside the caller's repositories is answered as if it did not exist.
     return { body: await adminRevoke(r.ctx.state, r.params['id'] ?? '', (t) => administers(r.caller, t.repos)) }
   })
+}
+
+/** Signing keys and what a key holder signs: provenance. */
+function registerKeyRoutes(router: Router): void {
   // What the key holder signs for a proposal's current head (provenance sign, online).
   router.add('GET', '/admin/proposals/:id/statement', async (r) => {
     const id = r.params['id'] ?? ''
@@ -86,6 +97,10 @@ export function registerAdminRoutes(router: Router): void {
     await keyAdmin(r)
     return { body: viewKey(await keyRevoke(r.ctx.state, r.params['id'] ?? '')) }
   })
+}
+
+/** One repository's roles, policy, maintenance and tasks. */
+function registerRepoAdminRoutes(router: Router): void {
   router.add(
     'PUT',
     '/admin/repos/:repo/roles',

@@ -65,20 +65,9 @@ export async function holdOpen(o: {
   server.on('connection', (socket) => {
     if (closing) return void socket.destroy()
     pendingSockets.add(socket)
-    socket.setEncoding('utf8')
-    socket.setTimeout(HELLO_MS, () => socket.destroy())
-    let line = ''
-    const onData = (chunk: string): void => {
-      line += chunk
-      const nl = line.indexOf('\n')
-      if (nl < 0) {
-        if (line.length > MAX_HELLO) socket.destroy()
-        return
-      }
-      socket.off('data', onData)
+    onFirstLine(socket, (line) => {
       pendingSockets.delete(socket)
-      socket.setTimeout(0)
-      void parseHello(line.slice(0, nl), o.state).then((hello) => {
+      void parseHello(line, o.state).then((hello) => {
         if (!hello || closing) return void socket.destroy()
         if (hello.list) {
           socket.end(`${JSON.stringify({ holders: [...held.values()] })}\n`)
@@ -90,8 +79,7 @@ export async function holdOpen(o: {
         clearTimeout(firstHolder)
         socket.write(`${JSON.stringify(info.slot === undefined ? {} : { slot: info.slot })}\n`)
       })
-    }
-    socket.on('data', onData)
+    })
     socket.on('error', () => socket.destroy())
     socket.on('close', () => {
       pendingSockets.delete(socket)
@@ -116,6 +104,28 @@ export async function holdOpen(o: {
   const addr = server.address() as net.AddressInfo
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   return { address: `${host}:${addr.port}`, list: () => [...held.values()] }
+}
+
+/**
+ * Calls `got` with the socket's first line, its hello. A socket that sends more than MAX_HELLO
+ * without a newline, or nothing for HELLO_MS, is dropped instead.
+ */
+function onFirstLine(socket: net.Socket, got: (line: string) => void): void {
+  socket.setEncoding('utf8')
+  socket.setTimeout(HELLO_MS, () => socket.destroy())
+  let line = ''
+  const onData = (chunk: string): void => {
+    line += chunk
+    const nl = line.indexOf('\n')
+    if (nl < 0) {
+      if (line.length > MAX_HELLO) socket.destroy()
+      return
+    }
+    socket.off('data', onData)
+    socket.setTimeout(0)
+    got(line.slice(0, nl))
+  }
+  socket.on('data', onData)
 }
 
 async function parseHello(

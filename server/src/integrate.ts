@@ -8,13 +8,16 @@ import { formatCommit, writeObject } from './objects.ts'
 import { emailOf, getProposal, identityOf } from './proposals.ts'
 import { evaluate } from './reviews.ts'
 import type { Op } from './state.ts'
+import type { Repo } from './repos.ts'
 import type { ProposalRec } from './types.ts'
+
+type Strategy = 'merge' | 'fast_forward' | 'squash'
 
 export async function integrate(
   ctx: Ctx,
   caller: Caller,
   id: string,
-  body: { strategy?: 'merge' | 'fast_forward' | 'squash'; expected_target_head?: string },
+  body: { strategy?: Strategy; expected_target_head?: string },
 ): Promise<Record<string, unknown>> {
   const p0 = await getProposal(ctx, caller, id)
   await authorize(ctx.state, caller, 'integrate', p0.repo, 'maintainer')
@@ -46,41 +49,7 @@ export async function integrate(
       throw forbidden(`integration refused by policy: ${blockers.map((b) => b.message).join('; ')}`, {
         integration_blockers: blockers,
       })
-    let next: string
-    if (T === null || (ev['mergeability'] === 'fast_forward' && strategy === 'fast_forward')) next = p.head
-    else if (strategy === 'fast_forward')
-      throw conflict('not a fast-forward: the target has commits the proposal lacks', { target_head: T })
-    else if (ev['mergeability'] === 'up_to_date')
-      throw conflict('target already contains the proposal', { target_head: T })
-    else {
-      const m = await mergeTree(repo, T, p.head)
-      if (m.conflicts.length)
-        throw conflict('proposal does not merge cleanly into its target', { conflicts: m.conflicts })
-      // The integration commit is written in-process like proposal commits (objects.ts):
-      // one git process fewer per integration, same bytes as commit-tree would write.
-      // The integrator is the merge's author and committer; a squash keeps the proposal
-      // commit's author (who wrote the change) and is committed by the integrator.
-      const integrator = identityOf(repo, caller)
-      const squash = strategy === 'squash'
-      const proposed = squash ? await repo.commitInfo(p.head) : undefined
-      next = await writeObject(
-        repo.gitDir,
-        'commit',
-        formatCommit({
-          tree: m.tree,
-          parents: squash ? [T] : [T, p.head],
-          author: squash
-            ? proposed
-              ? { name: proposed.author.name, email: proposed.author.email }
-              : { name: p.author, email: emailOf(p.author_principal) }
-            : integrator.author,
-          committer: integrator.committer,
-          message: squash
-            ? `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`
-            : `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,
-        }),
-      )
-    }
+    const next = await integrationCommit(repo, caller, p, ev, T, strategy)
     const used = T === null || next === p.head ? 'fast_forward' : strategy
     const now = t.now.toISOString()
     const integrated = {
@@ -102,4 +71,48 @@ export async function integrate(
       throw conflict('target branch moved during integration', { target: p.target })
     return { proposal: id, target: p.target, commit: next, previous_target_head: T, strategy: used }
   })
+}
+
+/**
+ * The commit the target moves to: the proposal's head when that is a fast-forward, else a
+ * merge or squash commit written in-process. Refuses a strategy the histories do not allow.
+ */
+async function integrationCommit(
+  repo: Repo,
+  caller: Caller,
+  p: ProposalRec,
+  ev: Record<string, unknown>,
+  T: string | null,
+  strategy: Strategy,
+): Promise<string> {
+  if (T === null || (ev['mergeability'] === 'fast_forward' && strategy === 'fast_forward')) return p.head
+  if (strategy === 'fast_forward')
+    throw conflict('not a fast-forward: the target has commits the proposal lacks', { target_head: T })
+  if (ev['mergeability'] === 'up_to_date') throw conflict('target already contains the proposal', { target_head: T })
+  const m = await mergeTree(repo, T, p.head)
+  if (m.conflicts.length) throw conflict('proposal does not merge cleanly into its target', { conflicts: m.conflicts })
+  // The integration commit is written in-process like proposal commits (objects.ts):
+  // one git process fewer per integration, same bytes as commit-tree would write.
+  // The integrator is the merge's author and committer; a squash keeps the proposal
+  // commit's author (who wrote the change) and is committed by the integrator.
+  const integrator = identityOf(repo, caller)
+  const squash = strategy === 'squash'
+  const proposed = squash ? await repo.commitInfo(p.head) : undefined
+  return writeObject(
+    repo.gitDir,
+    'commit',
+    formatCommit({
+      tree: m.tree,
+      parents: squash ? [T] : [T, p.head],
+      author: squash
+        ? proposed
+          ? { name: proposed.author.name, email: proposed.author.email }
+          : { name: p.author, email: emailOf(p.author_principal) }
+        : integrator.author,
+      committer: integrator.committer,
+      message: squash
+        ? `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`
+        : `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,
+    }),
+  )
 }
