@@ -22,7 +22,7 @@ import { tuneConnections } from './connections.ts'
 import { IdempotencyKeys, checkKey, fingerprint } from './idempotency.ts'
 import { Ui, type UiOptions } from './ui/index.ts'
 import { UI_PATH } from './ui/guard.ts'
-import { startMaintenance, type Maintenance, type MaintenanceOptions } from './maintenance.ts'
+import { startMaintenance, type InFlight, type Maintenance, type MaintenanceOptions } from './maintenance.ts'
 
 export const PREFIX = '/agwp/v1'
 
@@ -98,11 +98,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     : undefined
   const ui = opts.ui ? new Ui(opts.ui, () => listening) : undefined
 
-  // Requests being handled: maintenance waits while the server is busy.
-  let inFlight = 0
+  // Requests being handled: maintenance waits while the server is busy, and keeps every
+  // unreachable object younger than the oldest (one it wrote may not be referenced yet). A
+  // handler can outlive its connection (a timed-out socket): it counts until it returns.
+  const handling = new Map<number, number>()
+  let nextRequest = 0
+  const requests: InFlight = {
+    count: () => handling.size,
+    oldestMs: () => {
+      const first = handling.values().next() // insertion order: the oldest still running
+      return first.done ? 0 : performance.now() - first.value
+    },
+  }
   const server = http.createServer((req, res) => {
-    inFlight++
-    res.once('close', () => inFlight--)
+    const id = nextRequest++
+    handling.set(id, performance.now())
     // Each request runs in a scope that collects the journal offsets it depends on, so
     // its answer waits for exactly the fsync that makes them durable (group commit).
     requestScope
@@ -111,6 +121,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         log(`ag-server: unhandled ${String(e)}`)
         if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
       })
+      .finally(() => handling.delete(id))
   })
   tuneConnections(server, opts.requestTimeoutMs ?? 60_000)
   await new Promise<void>((resolve, reject) => {
@@ -132,7 +143,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       throw e
     }
   }
-  const maintenance = opts.maintenance ? startMaintenance(ctx, opts.maintenance, () => inFlight, log) : undefined
+  const maintenance = opts.maintenance ? startMaintenance(ctx, opts.maintenance, requests, log) : undefined
   return {
     url: `http://${host}:${addr.port}${PREFIX}`,
     port: addr.port,

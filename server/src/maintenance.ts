@@ -16,13 +16,15 @@ import { nowIso } from './util.ts'
 //  - consolidate when packs pile up: `git repack --cruft -d -l` keeps what any ref reaches
 //    (branches, proposals, workspace refs) in one pack, unreachable objects younger than the
 //    grace in a cruft pack, and drops the rest; `git prune` drops expired loose ones.
-// Nothing reachable is removed, nor anything written within the grace: an object a request
-// has written but not yet referenced is young, and one it finds already loose is freshened
-// (objects.ts) before anything refers to it. Git children run at nice 19, and a run waits
+// Nothing reachable is removed, nor anything written within the grace, nor anything written
+// since the oldest request still being handled began: a request references every object it
+// writes before it ends, and freshens one it finds already loose (objects.ts) before anything
+// refers to it, so an unreachable object older than every running request is garbage. The
+// grace is the floor beside that (clock skew on a shared volume; git run by hand). Git children run at nice 19, and a run waits
 // while the server is busy (at most DEFER_LIMIT looks in a row).
 
 export interface MaintenanceOptions {
-  /** unreachable objects younger than this are kept (seconds) */
+  /** unreachable objects younger than this are kept (seconds), however old the running requests */
   graceS: number
   /** pack loose objects at this many (or sooner, see LOOSE_SHARE) */
   looseObjects: number
@@ -35,7 +37,7 @@ export interface MaintenanceOptions {
 }
 
 export const DEFAULT_MAINTENANCE: MaintenanceOptions = {
-  graceS: 3600,
+  graceS: 120,
   looseObjects: 2000,
   maxPacks: 8,
   looseRefs: 100,
@@ -72,6 +74,8 @@ export type Step = 'pack_refs' | 'pack_loose' | 'consolidate'
 
 export interface RunResult {
   steps: Step[]
+  /** unreachable objects younger than this were kept (seconds): the grace, or the oldest request's age */
+  kept_s: number
   started_at: string
   ms: number
   ok: boolean
@@ -173,6 +177,13 @@ export function plan(c: RepoCounts, o: MaintenanceOptions, full = false): Step[]
   return steps
 }
 
+/**
+ * How young an unreachable object must be to stay: the grace, or longer while an older request
+ * runs (with a margin for the time between the look and git reading its clock).
+ */
+export const keptFor = (graceS: number, oldestRequestMs: number): number =>
+  oldestRequestMs > 0 ? Math.max(graceS, Math.ceil(oldestRequestMs / 1000) + KEPT_MARGIN_S) : graceS
+const KEPT_MARGIN_S = 10
 const expiry = (graceS: number): string => (graceS <= 0 ? 'now' : `${Math.floor(graceS)}.seconds.ago`)
 const run = (gitDir: string, args: string[], input?: string): Promise<unknown> =>
   git(gitDir, args, { lowPriority: true, timeoutMs: GIT_TIMEOUT_MS, ...(input !== undefined ? { input } : {}) })
@@ -228,7 +239,13 @@ async function resettleWorkspaceRefs(ctx: Ctx, repo: Repo): Promise<void> {
 export async function maintainRepo(
   repo: Repo,
   o: MaintenanceOptions,
-  opts: { ctx?: Ctx; full?: boolean; busy?: () => boolean } = {},
+  opts: {
+    ctx?: Ctx
+    full?: boolean
+    busy?: () => boolean
+    /** ms since the oldest request still being handled began (0: none) */
+    oldestRequestMs?: () => number
+  } = {},
 ): Promise<RunResult | 'deferred' | undefined> {
   const state = readState(repo.gitDir)
   const before = await countRepo(repo.gitDir)
@@ -248,9 +265,10 @@ export async function maintainRepo(
   const t0 = performance.now()
   const started_at = nowIso()
   let error: string | undefined
+  const keptS = keptFor(o.graceS, opts.oldestRequestMs?.() ?? 0)
   for (const s of steps) {
     try {
-      await step(opts.ctx, repo, s, o.graceS)
+      await step(opts.ctx, repo, s, keptS)
     } catch (e) {
       error = `${s}: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500)
       break
@@ -258,6 +276,7 @@ export async function maintainRepo(
   }
   const result: RunResult = {
     steps,
+    kept_s: keptS,
     started_at,
     ms: Math.round(performance.now() - t0),
     ok: error === undefined,
@@ -276,6 +295,13 @@ export async function maintainRepo(
   return result
 }
 
+/** The requests a server is handling, as maintenance sees them. */
+export interface InFlight {
+  count(): number
+  /** ms since the oldest began (0: none) */
+  oldestMs(): number
+}
+
 export interface Maintenance {
   /** One look at every repository now (tests; the timer calls it too). Resolves when done. */
   tick(): Promise<void>
@@ -287,7 +313,7 @@ export interface Maintenance {
 export function startMaintenance(
   ctx: Ctx,
   o: MaintenanceOptions,
-  inFlight: () => number,
+  requests: InFlight,
   log: (m: string) => void,
 ): Maintenance {
   let current: Promise<void> = Promise.resolve()
@@ -304,7 +330,11 @@ export function startMaintenance(
       } catch {
         continue // removed meanwhile
       }
-      const r = await maintainRepo(repo, o, { ctx, busy: () => inFlight() >= BUSY_REQUESTS }).catch((e: unknown) => {
+      const r = await maintainRepo(repo, o, {
+        ctx,
+        busy: () => requests.count() >= BUSY_REQUESTS,
+        oldestRequestMs: requests.oldestMs,
+      }).catch((e: unknown) => {
         log(`ag-server: maintenance of ${name} failed: ${e instanceof Error ? e.message : String(e)}`)
         return undefined
       })

@@ -1,10 +1,19 @@
 import t from 'tap'
 import fs from 'node:fs'
+import http from 'node:http'
+import { once } from 'node:events'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { fixture, sh, type Fixture } from './helpers.ts'
 import { repoAdd } from '../../server/src/admin.ts'
-import { countRepo, maintainRepo, DEFAULT_MAINTENANCE, DEFER_LIMIT, readState } from '../../server/src/maintenance.ts'
+import {
+  countRepo,
+  maintainRepo,
+  DEFAULT_MAINTENANCE,
+  DEFER_LIMIT,
+  keptFor,
+  readState,
+} from '../../server/src/maintenance.ts'
 import { casRefFile, readRef } from '../../server/src/refs.ts'
 import { git } from '../../server/src/git.ts'
 
@@ -110,6 +119,60 @@ t.test('unreachable objects younger than the grace are kept', (t) =>
     t.ok(r && r !== 'deferred' && r.ok)
     t.equal((await countRepo(bare)).loose_objects, 0, 'all packed')
     t.same(missing(bare, [superseded]), [], 'the young unreachable blob is kept (cruft pack)')
+  }),
+)
+
+t.test('what is kept: the grace, or longer while an older request runs', async (t) => {
+  t.equal(keptFor(120, 0), 120, 'no request running: the grace')
+  t.equal(keptFor(120, 30_000), 120, 'a request younger than the grace: the grace')
+  t.equal(keptFor(120, 600_000), 610, 'a request running 10 minutes: its age and a margin')
+  t.equal(keptFor(0, 1), 11, 'even a request just begun, with no grace')
+})
+
+t.test('an unreachable object older than the grace stays while an older request runs', (t) =>
+  withServer(3600, async (fx, bare) => {
+    const repo = fx.server.ctx.repos.get('demo')
+    // What a request that began 10 minutes ago wrote 5 minutes ago, and has not referenced yet.
+    const id = execFileSync('git', ['--git-dir', bare, 'hash-object', '-w', '--stdin'], {
+      input: 'written by a request still running\n',
+      encoding: 'utf8',
+    }).trim()
+    const file = path.join(bare, 'objects', id.slice(0, 2), id.slice(2))
+    const fiveMinutesAgo = Date.now() / 1000 - 300
+    fs.utimesSync(file, fiveMinutesAgo, fiveMinutesAgo)
+    const grace = { ...OPTS, graceS: 60 }
+    const held = await maintainRepo(repo, grace, { full: true, oldestRequestMs: () => 600_000 })
+    t.ok(held && held !== 'deferred' && held.ok, 'run ok')
+    t.equal(held && held !== 'deferred' ? held.kept_s : 0, 610, 'the run kept what the request may still reference')
+    t.same(missing(bare, [id]), [], 'kept while the request runs')
+    const done = await maintainRepo(repo, grace, { full: true, oldestRequestMs: () => 0 })
+    t.equal(done && done !== 'deferred' ? done.kept_s : 0, 60, 'no request running: the grace')
+    t.same(missing(bare, [id]), [id], 'gone once no request that old runs')
+  }),
+)
+
+t.test('a serving server keeps what the requests it is handling may reference', (t) =>
+  withServer(0, async (fx, bare) => {
+    await churn(fx, 60)
+    // A write whose body has not all arrived: its handler runs (the server has answered
+    // 100 Continue, which it does as it starts handling), for as long as the test likes.
+    const held = http.request(`${fx.server.url}/repos/demo/workspaces`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${fx.tokens['bob']}`,
+        'content-type': 'application/json',
+        'content-length': '100',
+        expect: '100-continue',
+      },
+    })
+    held.on('error', () => undefined)
+    held.flushHeaders()
+    await once(held, 'continue')
+    await fx.server.maintenance?.tick()
+    const run = readState(bare).last_run
+    t.ok(run?.ok, 'a run happened')
+    t.ok((run?.kept_s ?? 0) > 0, `grace 0, yet it kept ${run?.kept_s} s: the held request's age and a margin`)
+    held.destroy()
   }),
 )
 

@@ -16,11 +16,12 @@ import { parseDuration } from '../util.ts'
 import { dataDir, type CliContext } from './admin.ts'
 
 /**
- * The shortest grace a serving server accepts: an object a request writes is referenced
- * before the request answers, and requests end within a minute (connections.ts); five
- * minutes leaves room for a slow one. Offline (`maintenance run`) nothing writes: any grace.
+ * The shortest grace a serving server accepts. Maintenance already keeps what any running
+ * request may still reference (maintenance.ts, keptFor); the grace is the floor beside it, for
+ * file times set by another machine's clock (a shared volume) and git run by hand. Offline
+ * (`maintenance run`) nothing writes: any grace.
  */
-const MIN_SERVE_GRACE_S = 300
+const MIN_SERVE_GRACE_S = 60
 
 function duration(flag: string, v: unknown): number {
   try {
@@ -47,8 +48,8 @@ export const MAINTENANCE_FLAGS: FlagTable = {
   'maintenance-grace': {
     type: 'string',
     value: 'DURATION',
-    default: '1h',
-    describe: 'keep unreachable objects this long (at least 5m)',
+    default: '2m',
+    describe: 'keep unreachable objects at least this long, and while an older request runs (at least 1m)',
   },
   'maintenance-loose': {
     type: 'number',
@@ -72,10 +73,10 @@ export const MAINTENANCE_FLAGS: FlagTable = {
 
 /** The maintenance `serve` runs with (undefined: --no-maintenance); bad values are usage errors. */
 export function maintenanceFromFlags(a: FlagValues): MaintenanceOptions | undefined {
-  const graceS = duration('maintenance-grace', a['maintenance-grace'] ?? '1h')
+  const graceS = duration('maintenance-grace', a['maintenance-grace'] ?? '2m')
   if (graceS < MIN_SERVE_GRACE_S)
     throw new UsageError(
-      `--maintenance-grace: ${String(a['maintenance-grace'])} is too short for a serving server (at least 5m: an object a request has written but not yet referenced must outlive the request); a shorter grace is for ag-server maintenance run, with the server stopped`,
+      `--maintenance-grace: ${String(a['maintenance-grace'])} is too short for a serving server (at least 1m: beside the requests it waits for, the grace covers clocks that disagree on a shared volume); a shorter grace is for ag-server maintenance run, with the server stopped`,
     )
   const o: MaintenanceOptions = {
     ...DEFAULT_MAINTENANCE,
