@@ -336,7 +336,7 @@ class Agent {
 
 /**
  * What a tools/call answered: ok with its structured content, or the error code the trusted
- * summary names ("failed: the upstream answered 409 conflict. …").
+ * summary names ("failed: the upstream answered 409 conflict. …", "… plugin reported timeout. …").
  * @param {any} msg
  */
 function outcome(msg) {
@@ -344,7 +344,8 @@ function outcome(msg) {
   const r = msg.result ?? {}
   const text = (r.content ?? []).map((c) => c.text).join('\n')
   if (r.isError !== true) return { ok: true, structured: r.structuredContent ?? {}, text }
-  const m = /the upstream answered(?: (\d{3}))? ([a-z_]+)\./.exec(text)
+  // "the upstream answered 409 conflict." or, for what never reached an answer, "the agwp plugin reported timeout."
+  const m = /(?:the upstream answered(?: (\d{3}))?|the [a-z]+ plugin reported) ([a-z_]+)\./.exec(text)
   return { ok: false, code: m ? `${m[1] ? `${m[1]} ` : ''}${m[2]}` : 'refused', text: text.slice(0, 400) }
 }
 
@@ -505,6 +506,8 @@ async function measure(N, src, name) {
   let timeouts = 0
   /** @type {string[]} */
   const connectionSamples = []
+  /** @type {string[]} */
+  const otherSamples = []
   const record = (tool, ms, o) => {
     if (!times.has(tool)) times.set(tool, [])
     times.get(tool)?.push(ms)
@@ -517,7 +520,9 @@ async function measure(N, src, name) {
     else if (CONNECTION_CODES.has(code) || /^5\d\d /.test(String(o.code)) || String(o.code).startsWith('jsonrpc')) {
       connectionErrors++
       if (connectionSamples.length < 3) connectionSamples.push(`${tool}: ${o.text.replace(/\s+/g, ' ').slice(0, 240)}`)
-    }
+    } else if (!(tool === 'task_claim' && code === 'conflict') && otherSamples.length < 3)
+      // a refusal the sessions should not meet: its text says why (a code the summary names, or not)
+      otherSamples.push(`${tool}: ${o.text.replace(/\s+/g, ' ').slice(0, 240)}`)
   }
 
   // Every session opens with whoami, as an agent's does: it loads ag-mcp's upstream plugin and
@@ -661,6 +666,8 @@ async function measure(N, src, name) {
     `  connection errors (reset, refused, bad answer, 5xx): ${connectionErrors}; deadline timeouts: ${timeouts}`,
   )
   for (const s of connectionSamples) console.log(`    e.g. ${s}`)
+  if (otherSamples.length > 0) console.log('  other refusals (not a lost claim race):')
+  for (const s of otherSamples) console.log(`    e.g. ${s}`)
   console.log(
     `  verification: ${acknowledged.length} acknowledged proposals checked (state, author, files, content), ${listed} on the server; ${allTasks.size} tasks (${shared} contended), ${winners} runs won, runs per task: ${[...allTasks].every((t) => (runsPerTask.get(t) ?? []).length === 1) ? 'exactly 1 each' : 'NOT 1 each'}; live leases ${(live.body.leases ?? []).length}; git fsck ${fsck}`,
   )
