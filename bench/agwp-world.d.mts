@@ -8,6 +8,8 @@ export interface WorldOptions {
   data: string
   /** Repository name -> the git repository it is added from; the first is members' default. */
   repos: Record<string, string>
+  /** Extra `init` flags (e.g. --store postgres://…). */
+  initFlags?: string[]
   /** Extra `repo add` flags (e.g. --shared). */
   repoFlags?: string[]
   /** Where token files go (default: the data directory's parent). */

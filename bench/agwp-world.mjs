@@ -17,7 +17,7 @@ import { run as benchRun } from './proc.mjs'
 export function agwpWorld(o) {
   const run = o.run ?? benchRun
   const admin = (/** @type {string[]} */ ...args) => run(process.execPath, [o.agServer, ...args, '--data', o.data])
-  run(process.execPath, [o.agServer, 'init', o.data])
+  run(process.execPath, [o.agServer, 'init', o.data, ...(o.initFlags ?? [])])
   for (const [name, from] of Object.entries(o.repos)) admin('repo', 'add', name, '--from', from, ...(o.repoFlags ?? []))
   const first = Object.keys(o.repos)[0]
   return {

@@ -20,6 +20,58 @@ export function cpuMs(pid) {
   }
 }
 
+/** The pids of a process's children (/proc/<pid>/task/<tid>/children), none once it is gone. */
+function childPids(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    )
+  } catch {
+    return []
+  }
+}
+
+/** CPU ms of the children a process has reaped (cutime + cstime of /proc/<pid>/stat, USER_HZ = 100). */
+function reapedMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[13]) + Number(f[14])) * 10
+  } catch {
+    return NaN
+  }
+}
+
+/**
+ * The CPU a process and all its descendants have used so far (a PostgreSQL postmaster and its
+ * backends): cpuMs of each, and what its reaped children used. Pass it to treeCpuMsSince.
+ * @param {number} pid
+ * @returns {{ pid: number, byPid: Map<number, number>, reaped: number }}
+ */
+export function treeCpu(pid) {
+  /** @type {Map<number, number>} */
+  const byPid = new Map()
+  const walk = (p) => {
+    byPid.set(p, cpuMs(p))
+    for (const c of childPids(p)) walk(c)
+  }
+  walk(pid)
+  return { pid, byPid, reaped: reapedMs(pid) }
+}
+
+/**
+ * CPU ms the tree used since `before`: the live processes' growth, plus what the root reaped
+ * meanwhile less what those reaped had used before (a backend that ended in between counts too).
+ * @param {ReturnType<typeof treeCpu>} before
+ */
+export function treeCpuMsSince(before) {
+  const after = treeCpu(before.pid)
+  let ms = after.reaped - before.reaped
+  for (const [p, v] of after.byPid) ms += v - (before.byPid.get(p) ?? 0)
+  for (const [p, v] of before.byPid) if (!after.byPid.has(p)) ms -= v
+  return ms
+}
+
 /** CPU time in ms of a process's main thread (where Node runs its JavaScript), like cpuMs. */
 export function mainThreadMs(pid) {
   try {

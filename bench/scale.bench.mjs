@@ -15,8 +15,23 @@
 //   node bench/scale.bench.mjs            N = 10, 50, 100 (one fresh server per round)
 //   node bench/scale.bench.mjs 100        one round with N = 100 (any number of N values)
 //   npm run bench -- scale -- 100    the same through `npm run bench` (or BENCH_SCALE_N=10,50)
+//   node bench/scale.bench.mjs 100 --stores journal,pg1,pg3
+//                                    each round run on several store set-ups, one after the other
+//                                    (or BENCH_SCALE_STORES=journal,pg1,pg3; default: journal):
+//     journal  one ag-server on its embedded journal (today's default)
+//     pg1      one ag-server on PostgreSQL
+//     pg3      three ag-server instances on one PostgreSQL and one data directory; the agents
+//              spread round-robin over the three URLs, so most requests are forwarded to the
+//              repository's owner
+//   The PostgreSQL set-ups get a fresh database each, on AG_TEST_POSTGRES if set, else on a
+//   private throwaway cluster (test/setup/postgres.mjs, the PostgreSQL binaries on the machine).
+//   After each round a side-by-side table: errors and lost or duplicated work (both must be 0),
+//   p50/p99 per tool, sessions/s and tool calls/s with their ratio to journal, and CPU ms per
+//   tool call summed over every ag-server process (and, apart, PostgreSQL's): core-milliseconds,
+//   so on a machine with few cores three instances measure the overhead, not a gain.
 import { agwpWorld } from './agwp-world.mjs'
-import { cpuMs, endAndWait, gitEnv, run, scratch } from './proc.mjs'
+import { cpuMs, endAndWait, gitEnv, run, scratch, treeCpu, treeCpuMsSince } from './proc.mjs'
+import { freePort, startPostgres } from '../test/setup/postgres.mjs'
 import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
 import http from 'node:http'
@@ -32,6 +47,27 @@ const fromEnv = (process.env['BENCH_SCALE_N'] ?? '').split(',').filter((a) => /^
 const ROUNDS = (fromArgs.length > 0 ? fromArgs : fromEnv.length > 0 ? fromEnv : ['10', '50', '100']).map((n) =>
   Math.min(500, Math.max(2, Number(n))),
 )
+/** The store set-ups a round can run on: how many ag-server instances, on PostgreSQL or not. */
+const SETUPS = {
+  journal: { instances: 1, postgres: false },
+  pg1: { instances: 1, postgres: true },
+  pg3: { instances: 3, postgres: true },
+}
+const storesArg = (() => {
+  const argv = process.argv.slice(2)
+  const i = argv.findIndex((a) => a === '--stores' || a.startsWith('--stores='))
+  if (i < 0) return process.env['BENCH_SCALE_STORES'] || 'journal'
+  const a = /** @type {string} */ (argv[i])
+  return a.startsWith('--stores=') ? a.slice('--stores='.length) : (argv[i + 1] ?? '')
+})()
+const STORES = storesArg.split(',').map((x) => x.trim())
+for (const s of STORES)
+  if (!Object.hasOwn(SETUPS, s) || STORES.indexOf(s) !== STORES.lastIndexOf(s)) {
+    console.error(
+      `scale.bench: --stores: '${s}' is ${Object.hasOwn(SETUPS, s) ? 'named twice' : 'unknown'}; choose from ${Object.keys(SETUPS).join(', ')}`,
+    )
+    process.exit(2)
+  }
 const RACERS_PER_TASK = 5
 const READY_TIMEOUT_MS = 120_000
 const CALL_TIMEOUT_MS = 120_000
@@ -86,9 +122,15 @@ function memMiB(pid) {
 // ---------------------------------------------------------------------------------------------
 // ag-server, and the operator's HTTP client (set-up and verification)
 
-/** @param {string} data */
-function startServer(data) {
-  const child = spawn(process.execPath, [AG_SERVER, 'serve', '--data', data, '--listen', '127.0.0.1:0'], {
+/**
+ * One ag-server on the data directory: on its journal, or one instance on a PostgreSQL store
+ * (on a port chosen here, so that it can advertise it to the other instances).
+ * @param {string} data @param {{ store: string, instance: string }} [pg]
+ */
+async function startServer(data, pg) {
+  const listen = pg ? ['--listen', `127.0.0.1:${await freePort()}`] : ['--listen', '127.0.0.1:0']
+  const instance = pg ? ['--store', pg.store, '--instance', pg.instance, '--advertise', `http://${listen[1]}`] : []
+  const child = spawn(process.execPath, [AG_SERVER, 'serve', '--data', data, ...listen, ...instance], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: gitEnv,
   })
@@ -170,6 +212,58 @@ function api1(agent, base, token, method, path, body) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// PostgreSQL for the pg set-ups: one server for the whole run, a fresh database per set-up
+
+/** @type {Promise<{ url: string, postmaster: number | undefined, stop: () => Promise<void> }> | undefined} */
+let postgres
+
+/** AG_TEST_POSTGRES, or a private cluster started on first use (stopped at the end of the run). */
+function postgresServer() {
+  postgres ??= (async () => {
+    const given = process.env['AG_TEST_POSTGRES']
+    if (given) return { url: given, postmaster: undefined, stop: async () => undefined }
+    const pg = await startPostgres().catch((e) => {
+      throw new Error(
+        `the pg set-ups need PostgreSQL: ${e instanceof Error ? e.message : String(e)}; install its binaries or set AG_TEST_POSTGRES=postgres://USER@HOST:PORT/DB (see docs/scale-out.md)`,
+      )
+    })
+    // postmaster.pid's first line: its CPU, and its backends', are measured beside ag-server's
+    const postmaster = Number(readFileSync(join(pg.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
+    return { url: pg.url, postmaster, stop: pg.stop }
+  })()
+  return postgres
+}
+
+/**
+ * An empty database for one set-up, how to drop it, and who owns each repository in it.
+ * @param {string} name
+ */
+async function freshDatabase(name) {
+  const server = await postgresServer()
+  // Loaded only for a pg set-up: a journal-only run never needs the client.
+  const { default: pg } = await import('pg')
+  const sql = async (/** @type {string} */ url, /** @type {string} */ text) => {
+    const c = new pg.Client({ connectionString: url })
+    await c.connect()
+    try {
+      return (await c.query(text)).rows
+    } finally {
+      await c.end()
+    }
+  }
+  const db = `ag_scale_${name}_${process.pid}`
+  await sql(server.url, `CREATE DATABASE ${db}`)
+  const u = new URL(server.url)
+  u.pathname = `/${db}`
+  return {
+    url: u.href,
+    drop: () => sql(server.url, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`),
+    /** @returns {Promise<{ repo: string, instance: string, epoch: string }[]>} */
+    owners: () => sql(u.href, 'SELECT repo, instance, epoch FROM repo_owners ORDER BY repo'),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // One ag-mcp process over stdio, several requests may be in flight (answers matched by id)
 
 class Agent {
@@ -242,7 +336,7 @@ class Agent {
 
 /**
  * What a tools/call answered: ok with its structured content, or the error code the trusted
- * summary names ("failed: the upstream answered 409 conflict. …").
+ * summary names ("failed: the upstream answered 409 conflict. …", "… plugin reported timeout. …").
  * @param {any} msg
  */
 function outcome(msg) {
@@ -250,7 +344,8 @@ function outcome(msg) {
   const r = msg.result ?? {}
   const text = (r.content ?? []).map((c) => c.text).join('\n')
   if (r.isError !== true) return { ok: true, structured: r.structuredContent ?? {}, text }
-  const m = /the upstream answered(?: (\d{3}))? ([a-z_]+)\./.exec(text)
+  // "the upstream answered 409 conflict." or, for what never reached an answer, "the agwp plugin reported timeout."
+  const m = /(?:the upstream answered(?: (\d{3}))?|the [a-z]+ plugin reported) ([a-z_]+)\./.exec(text)
   return { ok: false, code: m ? `${m[1] ? `${m[1]} ` : ''}${m[2]}` : 'refused', text: text.slice(0, 400) }
 }
 
@@ -330,15 +425,23 @@ const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '-')
 const pad = (s, n) => String(s).padStart(n)
 
 // ---------------------------------------------------------------------------------------------
-// One round
+// One round on one set-up
 
-/** @param {number} N @param {string} src */
-async function round(N, src) {
+/**
+ * @param {number} N @param {string} src @param {keyof typeof SETUPS} name
+ */
+async function measure(N, src, name) {
   const t0 = now()
-  const data = join(tmp, `data-${N}`)
-  agwpWorld({ agServer: AG_SERVER, data, repos: { demo: src } })
-  const server = await startServer(data)
-  const origin = new URL(server.url).origin
+  const setup = SETUPS[name]
+  const data = join(tmp, `data-${name}-${N}`)
+  const db = setup.postgres ? await freshDatabase(`${name}_${N}`) : undefined
+  agwpWorld({ agServer: AG_SERVER, data, repos: { demo: src }, ...(db ? { initFlags: ['--store', db.url] } : {}) })
+  const servers = []
+  for (let i = 1; i <= setup.instances; i++)
+    servers.push(await startServer(data, db ? { store: db.url, instance: `i${i}` } : undefined))
+  // The operator speaks to the first instance: the repository's first request makes it the owner.
+  const server = /** @type {any} */ (servers[0])
+  const origins = servers.map((s) => new URL(s.url).origin)
   const adminToken = readFileSync(join(data, 'admin.token'), 'utf8').trim()
   const operatorAgent = new http.Agent({ keepAlive: true, maxSockets: 8 })
   const op = (method, path, body) => api(operatorAgent, server.url, adminToken, method, path, body)
@@ -376,7 +479,10 @@ async function round(N, src) {
   }
 
   const tSpawn = now()
-  const agents = plan.map((p) => new Agent(p.n, origin, p.tokenFile))
+  // Round-robin over the instances: with three, two agents in three reach one that forwards.
+  const agents = plan.map(
+    (p) => new Agent(p.n, /** @type {string} */ (origins[(p.n - 1) % origins.length]), p.tokenFile),
+  )
   const ready = await Promise.all(
     agents.map((a) =>
       Promise.race([
@@ -389,7 +495,7 @@ async function round(N, src) {
     if (!r.result) throw new Error(`${agents[i]?.name} server/discover: ${JSON.stringify(r).slice(0, 300)}`)
   const spawnMs = now() - tSpawn
   console.log(
-    `N=${N}: set-up ${fmt(now() - t0)} ms (${N} principals and tokens, ${shared} shared tasks raced by ${racers} agents, ${N - racers} own tasks); ${N} ag-mcp ready in ${fmt(spawnMs)} ms; load average ${fmt(loadavg()[0] ?? NaN, 1)}`,
+    `N=${N} ${name} (${setup.instances} ag-server${setup.instances > 1 ? ' instances' : ''} on ${setup.postgres ? 'PostgreSQL' : 'the journal'}): set-up ${fmt(now() - t0)} ms (${N} principals and tokens, ${shared} shared tasks raced by ${racers} agents, ${N - racers} own tasks); ${N} ag-mcp ready in ${fmt(spawnMs)} ms; load average ${fmt(loadavg()[0] ?? NaN, 1)}`,
   )
 
   /** @type {Map<string, number[]>} */
@@ -400,6 +506,8 @@ async function round(N, src) {
   let timeouts = 0
   /** @type {string[]} */
   const connectionSamples = []
+  /** @type {string[]} */
+  const otherSamples = []
   const record = (tool, ms, o) => {
     if (!times.has(tool)) times.set(tool, [])
     times.get(tool)?.push(ms)
@@ -412,7 +520,9 @@ async function round(N, src) {
     else if (CONNECTION_CODES.has(code) || /^5\d\d /.test(String(o.code)) || String(o.code).startsWith('jsonrpc')) {
       connectionErrors++
       if (connectionSamples.length < 3) connectionSamples.push(`${tool}: ${o.text.replace(/\s+/g, ' ').slice(0, 240)}`)
-    }
+    } else if (!(tool === 'task_claim' && code === 'conflict') && otherSamples.length < 3)
+      // a refusal the sessions should not meet: its text says why (a code the summary names, or not)
+      otherSamples.push(`${tool}: ${o.text.replace(/\s+/g, ' ').slice(0, 240)}`)
   }
 
   // Every session opens with whoami, as an agent's does: it loads ag-mcp's upstream plugin and
@@ -430,14 +540,18 @@ async function round(N, src) {
   if (!warm.every((o) => o.ok)) console.log(`  whoami failed for ${warm.filter((o) => !o.ok).length} agents`)
   const warmMs = now() - tWarm
 
-  const serverCpu0 = cpuMs(server.pid)
+  const serversCpu = () => servers.reduce((s, x) => s + cpuMs(x.pid), 0)
+  const serverCpu0 = serversCpu()
+  const postmaster = db ? (await postgresServer()).postmaster : undefined
+  const pgCpu0 = postmaster === undefined ? undefined : treeCpu(postmaster)
   const agentCpu0 = agents.reduce((s, a) => s + cpuMs(a.pid), 0)
   const tRun = now()
   const outs = await Promise.all(agents.map((a, i) => session(a, /** @type {any} */ (plan[i]).task, record)))
   const wallMs = now() - tRun
-  const serverCpu = cpuMs(server.pid) - serverCpu0
+  const serverCpu = serversCpu() - serverCpu0
+  const pgCpu = pgCpu0 === undefined ? NaN : treeCpuMsSince(pgCpu0)
   const agentCpu = agents.reduce((s, a) => s + cpuMs(a.pid), 0) - agentCpu0
-  const serverMem = memMiB(server.pid)
+  const serverPeak = servers.reduce((s, x) => s + memMiB(x.pid).peak, 0)
   const agentMem = agents.map((a) => memMiB(a.pid))
   await Promise.all(agents.map((a) => a.close()))
 
@@ -486,16 +600,13 @@ async function round(N, src) {
   if (listed !== acknowledged.length)
     problems.push(`${listed} proposals on the server, ${acknowledged.length} acknowledged to agents`)
   for (const [t, c] of proposalsPerAgent) if (c > 1) problems.push(`${c} proposals titled "${t}"`)
-  // Runs are numbered run-1, run-2, …: read them all and count them per task.
+  // Runs are numbered run-1, run-2, …, a number taken per claim at most (PostgreSQL takes it
+  // even for a claim that then loses, so there are gaps): read run-1 to run-N and count per task.
   /** @type {Map<string, string[]>} */
   const runsPerTask = new Map()
-  for (let k = 1, misses = 0; misses < 3; k++) {
+  for (let k = 1; k <= N; k++) {
     const r = await op('GET', `/runs/run-${k}`)
-    if (r.status === 404) {
-      misses++
-      continue
-    }
-    misses = 0
+    if (r.status === 404) continue
     runsPerTask.set(r.body.task, [...(runsPerTask.get(r.body.task) ?? []), `${r.body.run_id} (${r.body.principal})`])
   }
   const allTasks = new Set(plan.map((p) => p.task))
@@ -515,9 +626,13 @@ async function round(N, src) {
     problems.push(`git fsck: ${fsck}`)
   }
 
-  server.child.kill('SIGTERM')
-  await new Promise((r) => server.child.once('exit', r))
+  // Read before the instances stop: a graceful stop hands the repositories back. An epoch above 1
+  // would say the repository changed owner during the round.
+  const owners = servers.length > 1 && db ? await db.owners() : []
+  for (const x of servers) x.child.kill('SIGTERM')
+  await Promise.all(servers.map((x) => (x.child.exitCode === null ? new Promise((r) => x.child.once('exit', r)) : 0)))
   operatorAgent.destroy()
+  await db?.drop()
 
   // Report
   const calls = [...times.entries()].reduce((s, [tool, x]) => s + (tool === 'whoami' ? 0 : x.length), 0)
@@ -539,10 +654,10 @@ async function round(N, src) {
     `  warm-up: ${N} whoami (cold plugin load, first connection) in ${fmt(warmMs)} ms, then all sessions at once`,
   )
   console.log(
-    `  throughput: ${calls} session tool calls in ${fmt(wallMs)} ms = ${fmt(calls / (wallMs / 1000), 1)} calls/s; CPU: ag-server ${fmt(serverCpu)} ms, ag-mcp all ${fmt(agentCpu)} ms`,
+    `  throughput: ${calls} session tool calls in ${fmt(wallMs)} ms = ${fmt(calls / (wallMs / 1000), 1)} calls/s; CPU: ag-server${servers.length > 1 ? ` (${servers.length} instances)` : ''} ${fmt(serverCpu)} ms${db ? `, PostgreSQL ${fmt(pgCpu)} ms` : ''}, ag-mcp all ${fmt(agentCpu)} ms`,
   )
   console.log(
-    `  memory: ag-server peak RSS ${fmt(serverMem.peak, 1)} MiB; ag-mcp peak RSS p50 ${fmt(quantile(mcpPeaks, 0.5), 1)} MiB, max ${fmt(Math.max(...mcpPeaks), 1)} MiB, all ${N} together ${fmt(
+    `  memory: ag-server peak RSS ${fmt(serverPeak, 1)} MiB${servers.length > 1 ? ' (instances summed)' : ''}; ag-mcp peak RSS p50 ${fmt(quantile(mcpPeaks, 0.5), 1)} MiB, max ${fmt(Math.max(...mcpPeaks), 1)} MiB, all ${N} together ${fmt(
       mcpPeaks.reduce((s, x) => s + x, 0),
       0,
     )} MiB`,
@@ -551,27 +666,87 @@ async function round(N, src) {
     `  connection errors (reset, refused, bad answer, 5xx): ${connectionErrors}; deadline timeouts: ${timeouts}`,
   )
   for (const s of connectionSamples) console.log(`    e.g. ${s}`)
+  if (otherSamples.length > 0) console.log('  other refusals (not a lost claim race):')
+  for (const s of otherSamples) console.log(`    e.g. ${s}`)
   console.log(
     `  verification: ${acknowledged.length} acknowledged proposals checked (state, author, files, content), ${listed} on the server; ${allTasks.size} tasks (${shared} contended), ${winners} runs won, runs per task: ${[...allTasks].every((t) => (runsPerTask.get(t) ?? []).length === 1) ? 'exactly 1 each' : 'NOT 1 each'}; live leases ${(live.body.leases ?? []).length}; git fsck ${fsck}`,
   )
+  for (const o of owners) {
+    const at = Number(o.instance.replace(/^i/, ''))
+    const elsewhere = plan.filter((p) => (p.n - 1) % servers.length !== at - 1).length
+    console.log(
+      `  owner of ${o.repo}: instance ${o.instance} (epoch ${o.epoch}); the ${elsewhere} of ${N} agents on the other instances were forwarded to it`,
+    )
+  }
   for (const p of problems.slice(0, 10)) console.log(`    problem: ${p}`)
   if (problems.length > 10) console.log(`    … and ${problems.length - 10} more problems`)
   const pass = connectionErrors === 0 && timeouts === 0 && problems.length === 0 && acknowledged.length === N
   console.log(
     `  ${pass ? 'PASS' : 'FAIL'}: ${connectionErrors} connection errors, ${timeouts} timeouts, ${problems.length} lost or duplicated, ${N - acknowledged.length} of ${N} agents without an acknowledged proposal`,
   )
-  return pass
+  // Errors for the side-by-side table: every refused call but the claims the race must lose.
+  const refused = (tool) => [...(errors.get(tool)?.values() ?? [])].reduce((s, x) => s + x, 0)
+  const others = [...errors.keys()].filter((t) => t !== 'task_claim').reduce((s, t) => s + refused(t), 0)
+  const unexpected = others + Math.abs(refused('task_claim') - (racers - shared))
+  return { name, pass, unexpected, problems: problems.length, N, calls, wallMs, serverCpu, pgCpu, times }
+}
+
+/** @typedef {Awaited<ReturnType<typeof measure>>} Result */
+
+/** One round: every set-up in turn on the same N, then their figures side by side. @param {number} N @param {string} src */
+async function round(N, src) {
+  /** @type {Result[]} */
+  const results = []
+  for (const name of STORES) results.push(await measure(N, src, /** @type {keyof typeof SETUPS} */ (name)))
+  if (results.length > 1) sideBySide(N, results)
+  return results.every((r) => r.pass)
+}
+
+/** @param {number} N @param {Result[]} results */
+function sideBySide(N, results) {
+  const base = results.find((r) => r.name === 'journal')
+  const perS = (r) => r.N / (r.wallMs / 1000)
+  const callsPerS = (r) => r.calls / (r.wallMs / 1000)
+  const ratio = (f, r) => (base ? `${fmt(f(r) / f(base), 2)}×` : '-')
+  console.log(`N=${N} side by side (load average ${fmt(loadavg()[0] ?? NaN, 1)}, ${cpus().length} cores):`)
+  console.log(
+    `  ${'set-up'.padEnd(9)}${pad('errors', 7)}${pad('lost/dup', 9)}${pad('sess/s', 8)}${pad('vs jnl', 7)}${pad('calls/s', 9)}${pad('vs jnl', 7)}${pad('ag-server', 11)}${pad('postgres', 10)}${pad('total', 8)}`,
+  )
+  for (const r of results) {
+    const perCall = (ms) => ms / r.calls
+    const total = perCall(r.serverCpu) + (Number.isFinite(r.pgCpu) ? perCall(r.pgCpu) : 0)
+    console.log(
+      `  ${r.name.padEnd(9)}${pad(r.unexpected, 7)}${pad(r.problems, 9)}${pad(fmt(perS(r), 1), 8)}${pad(ratio(perS, r), 7)}${pad(fmt(callsPerS(r), 1), 9)}${pad(ratio(callsPerS, r), 7)}${pad(fmt(perCall(r.serverCpu), 2), 11)}${pad(fmt(perCall(r.pgCpu), 2), 10)}${pad(fmt(total, 2), 8)}`,
+    )
+  }
+  console.log(
+    `  (errors: refused or unanswered calls but the claims a race must lose; the last three: CPU ms per session tool call, summed over every ag-server process and over PostgreSQL's, i.e. core-ms. On ${cpus().length} cores every instance competes for the same cores with the ${N} ag-mcp processes and PostgreSQL: more instances measure the overhead of forwarding and ownership, not a gain.)`,
+  )
+  console.log(`  ${'p50 / p99 ms'.padEnd(17)}${results.map((r) => pad(r.name, 14)).join('')}`)
+  for (const tool of SESSION_TOOLS) {
+    if (!results.some((r) => r.times.has(tool))) continue
+    const cell = (r) => {
+      const xs = r.times.get(tool) ?? []
+      return pad(`${fmt(quantile(xs, 0.5))} / ${fmt(quantile(xs, 0.99))}`, 14)
+    }
+    console.log(`  ${tool.padEnd(17)}${results.map(cell).join('')}`)
+  }
 }
 
 async function main() {
   const cpuList = cpus()
   console.log(
-    `machine: node ${process.version}, ${cpuList.length} × ${cpuList[0]?.model ?? 'unknown cpu'}, Linux ${release()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB; rounds N = ${ROUNDS.join(', ')}`,
+    `machine: node ${process.version}, ${cpuList.length} × ${cpuList[0]?.model ?? 'unknown cpu'}, Linux ${release()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB; load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}; rounds N = ${ROUNDS.join(', ')}; set-ups ${STORES.join(', ')}`,
   )
   const src = makeRepo()
   const results = []
   for (const N of ROUNDS) results.push(await round(N, src))
-  console.log(`scale: ${results.filter(Boolean).length} of ${results.length} rounds PASS`)
+  await postgres?.then((pg) => pg.stop())
+  console.log(
+    `scale: ${results.filter(Boolean).length} of ${results.length} rounds PASS${STORES.length > 1 ? ` (on every set-up: ${STORES.join(', ')})` : ''}`,
+  )
 }
 
 main().then(

@@ -42,11 +42,7 @@ export class JournalState implements State {
   }
 
   tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
-    // Sorted and deduplicated, taken one inside the other: two transactions naming the
-    // same keys always take them in the same order, so they cannot deadlock.
-    const keys = [...new Set(locks)].sort()
-    const body = (): Promise<T> => this.run(fn)
-    return keys.reduceRight<() => Promise<T>>((inner, key) => () => this.locks.run(key, inner), body)()
+    return this.locks.runAll(locks, () => this.run(fn))
   }
 
   /** fn's run and its one commit, under locks already held. */

@@ -7,7 +7,8 @@ import type { CollectionName, Collections } from './types.ts'
 // for fn's whole run and commits fn's queued writes as one atomic unit when it returns.
 //   - journal: the locks are an in-process keyed mutex; the writes are one journal line.
 //   - postgres: one READ COMMITTED transaction; the locks are pg_advisory_xact_lock, taken
-//     in sorted order (no deadlock between two transactions naming the same keys); the
+//     in sorted order (no deadlock between two transactions naming the same keys), after
+//     the same keys on an in-process mutex (a waiter holds no pooled connection); the
 //     writes are applied in that transaction, so the database decides the race even
 //     between processes.
 // A write is queued, not applied: reads inside a tx never see the tx's own writes (read

@@ -171,6 +171,9 @@ await withPostgres(t, async (db) => {
   t.test('a session stopped inside a transaction loses its locks after idleInTransactionMs', async (t) => {
     const { state } = await PgState.open(db.url, { idleInTransactionMs: 300 })
     t.teardown(() => state.close())
+    // Another process's state: within one, transactions naming repo:r queue in process.
+    const { state: other } = await PgState.open(db.url)
+    t.teardown(() => other.close())
     let resume = (): void => undefined
     const stopped = new Promise<void>((r) => {
       resume = r
@@ -186,7 +189,7 @@ await withPostgres(t, async (db) => {
       await tx.get('repos', 'r')
     })
     await held
-    await state.tx(['repo:r'], async () => undefined)
+    await other.tx(['repo:r'], async () => undefined)
     t.pass('another transaction took repo:r: the database ended the idle session')
     resume()
     const err = await stuck.catch((e: unknown) => e)

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { openState } from '../../server/src/open-state.ts'
+import { PgState } from '../../server/src/pg/pg-state.ts'
 import { withPostgres } from '../helpers/postgres.ts'
 import { stateContract, task } from './state-contract.ts'
 
@@ -36,5 +37,28 @@ await withPostgres(t, async (db) => {
     )
     t.same((await s.idsByIndex('tasksByRepo', 'demo')).sort(), ['task-1', 'task-2'])
     t.same(await s.idsByIndex('tasksByRepo', 'none'), [], 'none for an unknown key')
+  })
+
+  t.test('postgres: transactions queued on one lock leave the pool to the one that holds it', async (t) => {
+    const { state: s } = await PgState.open(await db.fresh(), { max: 2 })
+    t.teardown(() => s.close())
+    // Each holds repo:demo and writes, inside, on a transaction of its own (as an intent is
+    // written before its ref moves): six waiting for the lock on two pooled connections would
+    // leave the holder none for its own.
+    const n = 6
+    const done = await Promise.allSettled(
+      Array.from({ length: n }, (_, i) =>
+        s.tx(['repo:demo'], async (x) => {
+          await s.tx([], async (own) => own.write({ c: 'tasks', k: `own-${i}`, v: task(`own-${i}`, 'demo') }))
+          x.write({ c: 'tasks', k: `task-${i}`, v: task(`task-${i}`, 'demo') })
+        }),
+      ),
+    )
+    t.same(
+      done.map((d) => (d.status === 'fulfilled' ? 'ok' : String(d.reason))),
+      Array(n).fill('ok'),
+      'every transaction committed',
+    )
+    t.equal((await s.idsByIndex('tasksByRepo', 'demo')).length, 2 * n, 'with both its writes')
   })
 })

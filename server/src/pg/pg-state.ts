@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { KeyedMutex } from '../mutex.ts'
 import { applyOp } from '../ops.ts'
 import type { IndexName, Indexed, Op, Scope, State, StateReader, Tx } from '../state.ts'
 import type { CollectionName, Collections } from '../types.ts'
@@ -8,8 +9,8 @@ import { INDEX_SQL, TABLES } from './schema.ts'
 import { databaseHost } from './url.ts'
 
 // The PostgreSQL backend of State (state.ts): several ag-server processes on one database.
-// A transaction is one READ COMMITTED transaction on one pooled connection: it takes its
-// locks as pg_advisory_xact_lock, sorted, reads, and at the end applies its queued writes
+// A transaction is one READ COMMITTED transaction on one pooled connection: it waits for
+// its locks in process first (KeyedMutex), then takes them as pg_advisory_xact_lock, sorted, reads, and at the end applies its queued writes
 // (a set or add reads its row FOR UPDATE and applies ops.ts to it) and commits. Everything
 // the locks protect is re-read after they are held, so the database decides every race,
 // between processes too. A COMMIT is durable when it returns: settle and flush wait for nothing.
@@ -149,7 +150,21 @@ export class PgState extends Reader implements State {
     }
   }
 
-  async tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+  /**
+   * Transactions of this process naming the same lock wait here, without a connection, before
+   * the advisory locks: waiting there, each would hold a pooled connection, and with the pool
+   * full of them the holder's own nested transaction (an intent's) or the next request's read
+   * would wait for a connection none frees (10 s, then 503). Between instances the advisory
+   * locks still decide.
+   */
+  private readonly queued = new KeyedMutex()
+
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+    return this.queued.runAll(locks, () => this.txOnPool(locks, fn))
+  }
+
+  /** fn in one transaction on a pooled connection, holding the advisory locks. */
+  private async txOnPool<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
     let client: pg.PoolClient
     try {
       client = await this.pool.connect()
