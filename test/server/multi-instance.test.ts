@@ -201,6 +201,26 @@ await withPostgres(t, async (dbs) => {
       t.equal(runs.rows[0].n, 1, `round ${round}: one run recorded`)
     }
 
+    // 50-way lease race over 3 instances, 3 rounds: 50 agents ask for overlapping leases on one
+    // path at once (each a glob of its own that matches it); exactly one is granted.
+    for (let round = 0; round < 3; round++) {
+      const leases = await Promise.all(
+        Array.from({ length: 50 }, (_, n) =>
+          w.api(at(n), `c${n}`, 'POST', '/repos/demo/leases', {
+            paths: [n % 2 === 0 ? `lease-race-${round}/**` : `lease-race-${round}/file.txt`],
+          }),
+        ),
+      )
+      const codes = leases.map((r) => r.status)
+      t.equal(codes.filter((c) => c === 201).length, 1, `lease round ${round}: one granted`)
+      t.equal(codes.filter((c) => c === 409).length, 49, `lease round ${round}: 49 conflicts`)
+      const live = await w.pg.sql(
+        "SELECT count(*)::int AS n FROM leases WHERE doc->>'released' IS DISTINCT FROM 'true' AND doc->'paths'->>0 LIKE $1",
+        [`lease-race-${round}/%`],
+      )
+      t.equal(live.rows[0].n, 1, `lease round ${round}: one live lease recorded`)
+    }
+
     // Integrate against withdraw, at two instances: exactly one wins.
     for (let round = 0; round < 3; round++) {
       const wsid = (await w.api(at(round), 'alice', 'POST', '/repos/demo/workspaces', {})).body.id
