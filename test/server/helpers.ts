@@ -10,7 +10,7 @@ import { adminMint } from '../../server/src/admin.ts'
 import { JournalState } from '../../server/src/journal-state.ts'
 import type { State } from '../../server/src/state.ts'
 import type { Store } from '../../server/src/store.ts'
-import type { Policy, Scope, WorkspaceRec } from '../../server/src/types.ts'
+import type { LeaseRec, Policy, ProposalRec, ReviewRec, Scope, WorkspaceRec } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
 import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 import { createDatabase } from '../helpers/postgres.ts'
@@ -34,6 +34,58 @@ export function workspaceRecord(id: string, repo: string, over: Partial<Workspac
     proposals: [],
     created_at: '2026-01-01T00:00:00.000Z',
     updated_at: '2026-01-01T00:00:00.000Z',
+    ...over,
+  }
+}
+
+/** An open proposal record, for tests of the store (fields in `over` win). */
+export function proposalRecord(id: string, repo: string, over: Partial<ProposalRec> = {}): ProposalRec {
+  return {
+    id,
+    repo,
+    title: id,
+    description: '',
+    reasoning: '',
+    state: 'open',
+    author: 'agent:a',
+    author_principal: 'agent:a',
+    target: 'main',
+    base: null,
+    head: '0'.repeat(40),
+    workspace: 'ws-1',
+    revisions: [],
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    ...over,
+  }
+}
+
+/** A comment review of a proposal, for tests of the store. */
+export function reviewRecord(id: string, proposal: string): ReviewRec {
+  return {
+    id,
+    proposal,
+    reviewer: 'human:r',
+    reviewer_principal: 'human:r',
+    verdict: 'comment',
+    body: '',
+    comments: [],
+    head: '0'.repeat(40),
+    created_at: '2026-01-01T00:00:00.000Z',
+  }
+}
+
+/** A live lease on a/** held by agent:a, for tests of the store (fields in `over` win). */
+export function leaseRecord(id: string, repo: string, over: Partial<LeaseRec> = {}): LeaseRec {
+  return {
+    id,
+    repo,
+    paths: ['a/**'],
+    holder: 'agent:a',
+    principal: 'agent:a',
+    expires_at: '2099-01-01T00:00:00.000Z',
+    created_at: '2026-01-01T00:00:00.000Z',
+    released: false,
     ...over,
   }
 }

@@ -1,6 +1,7 @@
 import type { Test } from 'tap'
 import type { IndexName, State } from '../../server/src/state.ts'
-import type { IdempotencyRec, LeaseRec, ProposalRec, ReviewRec, TaskRec, TokenRec } from '../../server/src/types.ts'
+import type { IdempotencyRec, LeaseRec, ProposalRec, TaskRec, TokenRec } from '../../server/src/types.ts'
+import { leaseRecord, proposalRecord, reviewRecord } from './helpers.ts'
 
 // What any State backend must do (server/src/state.ts), as tests a backend's own test file
 // registers with stateContract(t, name, open): the journal's in state-journal.test.ts, the
@@ -20,45 +21,11 @@ export const task = (id: string, repo: string, state: TaskRec['state'] = 'open')
   created_at: AT,
   updated_at: AT,
 })
-const lease = (id: string, repo: string, run: string, released = false): LeaseRec => ({
-  id,
-  repo,
-  paths: ['a/**'],
-  holder: 'agent:a',
-  principal: 'agent:a',
-  run_id: run,
-  expires_at: '2099-01-01T00:00:00.000Z',
-  created_at: AT,
-  released,
-})
-const review = (id: string, proposal: string): ReviewRec => ({
-  id,
-  proposal,
-  reviewer: 'human:r',
-  reviewer_principal: 'human:r',
-  verdict: 'comment',
-  body: '',
-  comments: [],
-  head: '0'.repeat(40),
-  created_at: AT,
-})
-const proposal = (id: string, repo: string, state: ProposalRec['state']): ProposalRec => ({
-  id,
-  repo,
-  title: id,
-  description: '',
-  reasoning: '',
-  state,
-  author: 'agent:a',
-  author_principal: 'agent:a',
-  target: 'main',
-  base: null,
-  head: '0'.repeat(40),
-  workspace: 'ws-1',
-  revisions: [],
-  created_at: AT,
-  updated_at: AT,
-})
+const lease = (id: string, repo: string, run: string, released = false): LeaseRec =>
+  leaseRecord(id, repo, { run_id: run, released })
+const review = reviewRecord
+const proposal = (id: string, repo: string, state: ProposalRec['state']): ProposalRec =>
+  proposalRecord(id, repo, { state })
 const token = (id: string, hash: string): TokenRec => ({
   id,
   hash,

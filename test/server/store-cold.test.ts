@@ -4,7 +4,7 @@ import path from 'node:path'
 import fc from 'fast-check'
 import type { Op } from '../../server/src/state.ts'
 import { Store, type StoreOptions } from '../../server/src/store.ts'
-import { tmpdir, workspaceRecord } from './helpers.ts'
+import { proposalRecord, tmpdir, workspaceRecord } from './helpers.ts'
 import type { ProposalRec, WorkspaceRec } from '../../server/src/types.ts'
 
 // The store keeps only its recently used records in memory as objects; the others are
@@ -24,23 +24,8 @@ const REPOS = ['alpha', 'beta']
 const PATHS = ['a.txt', 'd/b.txt', '__proto__', 'constructor']
 
 const workspace = (id: string, repo: string): WorkspaceRec => workspaceRecord(id, repo)
-const proposal = (id: string, repo: string, state: ProposalRec['state']): ProposalRec => ({
-  id,
-  repo,
-  title: `p ${id} é`,
-  description: '',
-  reasoning: '',
-  state,
-  author: 'agent:a',
-  author_principal: 'agent:a',
-  target: 'main',
-  base: null,
-  head: '1'.repeat(40),
-  workspace: 'k0',
-  revisions: [],
-  created_at: '2026-01-01T00:00:00.000Z',
-  updated_at: '2026-01-01T00:00:00.000Z',
-})
+const proposal = (id: string, repo: string, state: ProposalRec['state']): ProposalRec =>
+  proposalRecord(id, repo, { state, title: `p ${id} é`, head: '1'.repeat(40), workspace: 'k0' })
 
 /** Everything a caller can read from a store, as text to compare. */
 function view(s: Store): string {

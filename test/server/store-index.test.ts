@@ -4,8 +4,8 @@ import path from 'node:path'
 import fc from 'fast-check'
 import type { Op } from '../../server/src/state.ts'
 import { Store } from '../../server/src/store.ts'
-import { tmpdir } from './helpers.ts'
-import type { LeaseRec, ReviewRec } from '../../server/src/types.ts'
+import { leaseRecord, reviewRecord, tmpdir } from './helpers.ts'
+import type { LeaseRec } from '../../server/src/types.ts'
 
 // The store's secondary indexes (the reviews of a proposal, the unreleased leases of a run
 // or a repository) must answer exactly what a scan of the whole table answers, after any
@@ -14,28 +14,9 @@ import type { LeaseRec, ReviewRec } from '../../server/src/types.ts'
 const root = tmpdir('store-index')
 t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
 
-const review = (id: string, proposal: string): ReviewRec => ({
-  id,
-  proposal,
-  reviewer: 'human:r',
-  reviewer_principal: 'human:r',
-  verdict: 'comment',
-  body: '',
-  comments: [],
-  head: '0'.repeat(40),
-  created_at: '2026-01-01T00:00:00.000Z',
-})
-const lease = (id: string, repo: string, run: string | undefined, released: boolean): LeaseRec => ({
-  id,
-  repo,
-  paths: ['a/**'],
-  holder: 'agent:a',
-  principal: 'agent:a',
-  ...(run === undefined ? {} : { run_id: run }),
-  expires_at: '2099-01-01T00:00:00.000Z',
-  created_at: '2026-01-01T00:00:00.000Z',
-  released,
-})
+const review = reviewRecord
+const lease = (id: string, repo: string, run: string | undefined, released: boolean): LeaseRec =>
+  leaseRecord(id, repo, { ...(run === undefined ? {} : { run_id: run }), released })
 
 const ids = (xs: { id: string }[]): string[] => xs.map((x) => x.id).sort()
 const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5']
