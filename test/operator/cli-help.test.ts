@@ -3,7 +3,7 @@
 // with the fix. CLI_DIST=<dir> points the test at another build (main's fails it).
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 const DIST = process.env['CLI_DIST'] ?? fileURLToPath(new URL('../../dist', import.meta.url))
 // A directory outside any repository and with no config file: a command that ran would show it.
 const CWD = mkdtempSync(join(tmpdir(), 'ag-cli-help-'))
+t.teardown(() => rmSync(CWD, { recursive: true, force: true }))
 
 function run(binary: 'ag-mcp' | 'ag-server', ...args: string[]) {
   const r = spawnSync(process.execPath, [join(DIST, `${binary}.mjs`), ...args], {

@@ -94,8 +94,16 @@ export function sh(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
 }
 
+/** Directories tmpdir() made, removed when the test process exits (a test's own teardown may go first). */
+const made: string[] = []
+process.once('exit', () => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true })
+})
+
 export function tmpdir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `agwp-${prefix}-`))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `agwp-${prefix}-`))
+  made.push(dir)
+  return dir
 }
 
 /** A working repository with a few commits, a binary file and nested directories. */
