@@ -34,6 +34,11 @@ export interface MaintenanceOptions {
   looseRefs: number
   /** how often to look (seconds) */
   intervalS: number
+  /**
+   * git at nice 19, so requests' own git work goes first (the default). The tests run it at
+   * normal priority: beside other busy test files a niced repack waits for an idle CPU.
+   */
+  lowPriority: boolean
 }
 
 export const DEFAULT_MAINTENANCE: MaintenanceOptions = {
@@ -42,6 +47,7 @@ export const DEFAULT_MAINTENANCE: MaintenanceOptions = {
   maxPacks: 8,
   looseRefs: 100,
   intervalS: 5,
+  lowPriority: true,
 }
 
 /** Requests in flight at which a run waits, and how many looks in a row it may wait. */
@@ -185,8 +191,8 @@ export const keptFor = (graceS: number, oldestRequestMs: number): number =>
   oldestRequestMs > 0 ? Math.max(graceS, Math.ceil(oldestRequestMs / 1000) + KEPT_MARGIN_S) : graceS
 const KEPT_MARGIN_S = 10
 const expiry = (graceS: number): string => (graceS <= 0 ? 'now' : `${Math.floor(graceS)}.seconds.ago`)
-const run = (gitDir: string, args: string[], input?: string): Promise<unknown> =>
-  git(gitDir, args, { lowPriority: true, timeoutMs: GIT_TIMEOUT_MS, ...(input !== undefined ? { input } : {}) })
+const run = (gitDir: string, low: boolean, args: string[], input?: string): Promise<unknown> =>
+  git(gitDir, args, { lowPriority: low, timeoutMs: GIT_TIMEOUT_MS, ...(input !== undefined ? { input } : {}) })
 
 async function looseIds(gitDir: string): Promise<string[]> {
   const objects = path.join(gitDir, 'objects')
@@ -198,27 +204,36 @@ async function looseIds(gitDir: string): Promise<string[]> {
   return out
 }
 
-async function step(ctx: Ctx | undefined, repo: Repo, s: Step, graceS: number): Promise<void> {
+async function step(ctx: Ctx | undefined, repo: Repo, s: Step, graceS: number, low: boolean): Promise<void> {
   const dir = repo.gitDir
   if (s === 'pack_refs') {
     // Keeps what it packs; a ref deleted while pack-refs ran can come back from packed-refs
     // (refs.ts deletes loose files without packed-refs.lock): workspace refs are settled
     // again below, the only refs the server deletes.
-    await run(dir, ['pack-refs', '--all', '--prune'])
+    await run(dir, low, ['pack-refs', '--all', '--prune'])
     if (ctx) await resettleWorkspaceRefs(ctx, repo)
   } else if (s === 'pack_loose') {
     const ids = await looseIds(dir)
     if (ids.length === 0) return
     await run(
       dir,
+      low,
       ['pack-objects', '--quiet', '--non-empty', path.join(dir, 'objects/pack/pack')],
       ids.join('\n') + '\n',
     )
-    await run(dir, ['prune-packed', '--quiet'])
+    await run(dir, low, ['prune-packed', '--quiet'])
   } else {
     const when = expiry(graceS)
-    await run(dir, ['repack', '--cruft', `--cruft-expiration=${when}`, '-d', '-l', '-q', '--no-write-bitmap-index'])
-    await run(dir, ['prune', `--expire=${when}`])
+    await run(dir, low, [
+      'repack',
+      '--cruft',
+      `--cruft-expiration=${when}`,
+      '-d',
+      '-l',
+      '-q',
+      '--no-write-bitmap-index',
+    ])
+    await run(dir, low, ['prune', `--expire=${when}`])
   }
 }
 
@@ -268,7 +283,7 @@ export async function maintainRepo(
   const keptS = keptFor(o.graceS, opts.oldestRequestMs?.() ?? 0)
   for (const s of steps) {
     try {
-      await step(opts.ctx, repo, s, keptS)
+      await step(opts.ctx, repo, s, keptS, o.lowPriority)
     } catch (e) {
       error = `${s}: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500)
       break

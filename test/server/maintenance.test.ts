@@ -1,77 +1,17 @@
 import t from 'tap'
 import fs from 'node:fs'
-import http from 'node:http'
-import { once } from 'node:events'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { fixture, sh, type Fixture } from './helpers.ts'
+import { fixture, sh } from './helpers.ts'
 import { repoAdd } from '../../server/src/admin.ts'
-import {
-  countRepo,
-  maintainRepo,
-  DEFAULT_MAINTENANCE,
-  DEFER_LIMIT,
-  keptFor,
-  readState,
-} from '../../server/src/maintenance.ts'
-import { casRefFile, readRef } from '../../server/src/refs.ts'
-import { git } from '../../server/src/git.ts'
+import { countRepo, maintainRepo, DEFER_LIMIT, keptFor, readState } from '../../server/src/maintenance.ts'
+import { readRef } from '../../server/src/refs.ts'
+import { blobOf, churn, missing, OPTS, reachable, withServer } from './maintenance-kit.ts'
 
 // Repositories keep themselves small (maintenance.ts): loose objects and refs are packed,
 // packs consolidated, unreachable objects past the grace dropped; nothing a ref reaches, nor
-// anything younger than the grace, is ever removed, and requests are served throughout.
-// Maintenance is driven by its tick (or maintainRepo), never by waiting for its timer.
-
-const OPTS = { ...DEFAULT_MAINTENANCE, looseObjects: 40, maxPacks: 3, looseRefs: 5, intervalS: 3600 }
-
-async function withServer(grace: number, f: (fx: Fixture, bare: string) => Promise<void>): Promise<void> {
-  const fx = await fixture({ server: { maintenance: { ...OPTS, graceS: grace } } })
-  try {
-    await f(fx, path.join(fx.data, 'repos/demo.git'))
-  } finally {
-    await fx.close() // runs git fsck --strict on every repository
-  }
-}
-
-/** Every object some ref reaches, by `git rev-list --objects --all`. */
-const reachable = (bare: string): string[] =>
-  sh(bare, 'rev-list', '--objects', '--all')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => l.slice(0, 40))
-
-/** Of these ids, those the repository does not have. */
-function missing(bare: string, ids: string[]): string[] {
-  const out = execFileSync('git', ['--git-dir', bare, 'cat-file', '--batch-check=%(objectname) %(objecttype)'], {
-    input: ids.join('\n') + '\n',
-    encoding: 'utf8',
-  })
-  return out
-    .split('\n')
-    .filter((l) => l.endsWith(' missing'))
-    .map((l) => l.slice(0, 40))
-}
-
-const blobOf = (bare: string, content: string): string =>
-  execFileSync('git', ['--git-dir', bare, 'hash-object', '--stdin'], { input: content, encoding: 'utf8' }).trim()
-
-/** A workspace with `n` writes of one file (the superseded versions are unreachable) and a proposal. */
-async function churn(fx: Fixture, n: number): Promise<{ ws: string; last: string }> {
-  const ws = (await fx.api('alice', 'POST', '/repos/demo/workspaces', {})).body.id as string
-  let last = ''
-  for (let i = 0; i < n; i++) {
-    last = `version ${i} of a file written again and again\n`
-    const r = await fx.api('alice', 'PUT', `/workspaces/${ws}/files`, { path: 'churn/file.txt', content: last })
-    if (r.status !== 200) throw new Error(`write ${i}: ${r.status}`)
-  }
-  for (let i = 0; i < 8; i++) {
-    const pw = (await fx.api('bob', 'POST', '/repos/demo/workspaces', {})).body.id as string
-    await fx.api('bob', 'PUT', `/workspaces/${pw}/files`, { path: `p/${i}.txt`, content: `proposed ${i}\n` })
-    const p = await fx.api('bob', 'POST', `/workspaces/${pw}/proposals`, { title: `p${i}` })
-    if (p.status !== 201) throw new Error(`propose ${i}: ${p.status}`)
-  }
-  return { ws, last }
-}
+// anything younger than the grace, is ever removed. Serving while it runs:
+// maintenance-serving.test.ts.
 
 t.test('the repository shrinks; everything reachable stays; fsck is clean', (t) =>
   withServer(0, async (fx, bare) => {
@@ -151,65 +91,6 @@ t.test('an unreachable object older than the grace stays while an older request 
   }),
 )
 
-t.test('a serving server keeps what the requests it is handling may reference', (t) =>
-  withServer(0, async (fx, bare) => {
-    await churn(fx, 60)
-    // A write whose body has not all arrived: its handler runs (the server has answered
-    // 100 Continue, which it does as it starts handling), for as long as the test likes.
-    const held = http.request(`${fx.server.url}/repos/demo/workspaces`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${fx.tokens['bob']}`,
-        'content-type': 'application/json',
-        'content-length': '100',
-        expect: '100-continue',
-      },
-    })
-    held.on('error', () => undefined)
-    held.flushHeaders()
-    await once(held, 'continue')
-    await fx.server.maintenance?.tick()
-    const run = readState(bare).last_run
-    t.ok(run?.ok, 'a run happened')
-    t.ok((run?.kept_s ?? 0) > 0, `grace 0, yet it kept ${run?.kept_s} s: the held request's age and a margin`)
-    held.destroy()
-  }),
-)
-
-// A grace far above a request's duration (2 s here, minutes in production: a grace of 0 with
-// writers running prunes blobs a write has stored and not yet referenced, which is why serve
-// refuses a short one).
-t.test('reads and writes are served while maintenance runs', (t) =>
-  withServer(2, async (fx) => {
-    const { ws } = await churn(fx, 80)
-    let running = true
-    let during = 0
-    const failures: string[] = []
-    const run = maintainRepo(fx.server.ctx.repos.get('demo'), { ...OPTS, graceS: 2 }, { full: true }).finally(() => {
-      running = false
-    })
-    for (let i = 0; running || i < 20; i++) {
-      const reqs = await Promise.all([
-        fx.api('reed', 'GET', '/repos/demo/file?path=lib/util.ts'),
-        fx.api('alice', 'GET', `/workspaces/${ws}/file?path=churn/file.txt`),
-        fx.api('reed', 'GET', '/repos/demo/log?limit=5'),
-        fx.api('alice', 'PUT', `/workspaces/${ws}/files`, { path: `during/${i}.txt`, content: `${i}\n` }),
-      ])
-      for (const r of reqs) if (r.status !== 200) failures.push(`${r.status} ${JSON.stringify(r.body)}`)
-      if (running) during++
-    }
-    const r = await run
-    t.ok(r && r !== 'deferred' && r.ok, 'the run succeeded')
-    t.ok(during > 0, `rounds of requests answered while it ran: ${during}`)
-    t.same(failures, [], 'no request failed')
-    for (let i = 0; i < 20; i++) {
-      const f = await fx.api('alice', 'GET', `/workspaces/${ws}/file?path=during/${i}.txt`)
-      if (f.body.content !== `${i}\n`) failures.push(`during/${i}.txt: ${f.status}`)
-    }
-    t.same(failures, [], 'every file written during the run reads back')
-  }),
-)
-
 t.test('a busy server defers a run, at most DEFER_LIMIT times in a row', (t) =>
   withServer(3600, async (fx, bare) => {
     await churn(fx, 50)
@@ -221,68 +102,6 @@ t.test('a busy server defers a run, at most DEFER_LIMIT times in a row', (t) =>
     t.ok(r && r !== 'deferred' && r.ok, 'then it runs, busy or not')
     t.equal(readState(bare).deferred_in_a_row, 0)
     t.equal(await maintainRepo(repo, OPTS, { busy: () => true }), undefined, 'nothing due: nothing deferred')
-  }),
-)
-
-t.test('a workspace ref deleted while pack-refs ran does not come back', (t) =>
-  withServer(3600, async (fx, bare) => {
-    const pw = (await fx.api('bob', 'POST', '/repos/demo/workspaces', {})).body.id as string
-    await fx.api('bob', 'PUT', `/workspaces/${pw}/files`, { path: 'x.txt', content: 'x\n' })
-    const ref = `refs/agwp/workspaces/${pw}`
-    const state = readRef(bare, ref) as string
-    t.ok(state, 'the workspace has a ref')
-    t.equal((await fx.api('bob', 'POST', `/workspaces/${pw}/proposals`, { title: 'x' })).status, 201)
-    t.equal(readRef(bare, ref), null, 'proposing dropped it')
-    // What a pack-refs that listed the ref before its deletion writes: the ref in packed-refs.
-    sh(bare, 'update-ref', ref, state)
-    for (let i = 0; i < 6; i++) sh(bare, 'update-ref', `refs/test/r${i}`, 'HEAD')
-    await fx.server.maintenance?.tick()
-    t.ok(readState(bare).last_run?.steps.includes('pack_refs'), 'refs were packed')
-    t.equal(readRef(bare, ref), null, 'the store does not want it: gone again')
-  }),
-)
-
-t.test('compare-and-swap of refs loses nothing to a concurrent pack-refs', (t) =>
-  withServer(3600, async (_fx, bare) => {
-    const commits = sh(bare, 'rev-list', 'main').split('\n').filter(Boolean)
-    t.ok(commits.length >= 3)
-    const refs = Array.from({ length: 40 }, (_, i) => `refs/test/cas/${i}`)
-    const value = new Map<string, string | null>(refs.map((r) => [r, null]))
-    let packing = true
-    const packer = (async () => {
-      let n = 0
-      while (packing || n < 3) {
-        await git(bare, ['pack-refs', '--all', '--prune'], { okCodes: [1, 128] })
-        n++
-      }
-      return n
-    })()
-    let swapped = 0
-    let tried = 0
-    for (let round = 0; round < 15; round++)
-      await Promise.all(
-        refs.map(async (ref, i) => {
-          const cur = value.get(ref) ?? null
-          const next = commits[(round + i) % commits.length] as string
-          if (next === cur) return
-          tried++
-          if (await casRefFile(bare, ref, next, cur)) {
-            value.set(ref, next)
-            swapped++
-          } else if (readRef(bare, ref) !== cur) throw new Error(`${ref} moved to ${readRef(bare, ref)} behind the CAS`)
-        }),
-      )
-    packing = false
-    t.ok((await packer) >= 3, 'pack-refs ran alongside')
-    // pack-refs only holds a ref's lock for a moment: a swap waits for it rather than
-    // failing (a failed swap of a workspace ref was a 500 on a file write).
-    t.equal(swapped, tried, `all ${tried} swaps made, none refused for pack-refs' lock`)
-    for (const ref of refs) t.equal(readRef(bare, ref), value.get(ref), `${ref} holds its last swap`)
-    t.equal(
-      sh(bare, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/test/cas/').split('\n').filter(Boolean)
-        .length,
-      40,
-    )
   }),
 )
 
@@ -325,35 +144,4 @@ t.test('a repository that borrows its objects (repo add --shared) keeps working'
   const inPack = Number(/in-pack: (\d+)/.exec(local)?.[1])
   t.ok(inPack > 0 && inPack < 200, `objects packed locally: ${inPack}`)
   t.equal(sh(src, 'count-objects', '-v'), srcObjects, 'the lender is untouched')
-})
-
-t.test('the admin endpoint shows the counts and the last run', (t) =>
-  withServer(3600, async (fx) => {
-    await churn(fx, 50)
-    await fx.server.maintenance?.tick()
-    const r = await fx.api('admin', 'GET', '/admin/repos/demo/maintenance')
-    t.equal(r.status, 200)
-    t.equal(r.body.repo, 'demo')
-    t.equal(typeof r.body.counts.disk_bytes, 'number')
-    t.ok(r.body.state.runs >= 1, 'a run is recorded')
-    t.ok(r.body.state.last_run.ok)
-    t.equal((await fx.api('alice', 'GET', '/admin/repos/demo/maintenance')).status, 403, 'an agent token may not')
-    t.equal((await fx.api('admin', 'GET', '/admin/repos/nope/maintenance')).status, 403, 'outside the token')
-  }),
-)
-
-t.test('a ref lock held by another process is waited for, within a bound', async (t) => {
-  const bare = t.testdir({})
-  sh(bare, 'init', '-q', '--bare')
-  const oid = '1'.repeat(40)
-  const lock = path.join(bare, 'refs/heads/held.lock')
-  fs.writeFileSync(lock, '')
-  // The first attempt runs before casRefFile yields: the lock is still held then.
-  const waiting = casRefFile(bare, 'refs/heads/held', oid, null)
-  fs.rmSync(lock)
-  t.equal(await waiting, true, 'taken once released')
-  t.equal(readRef(bare, 'refs/heads/held'), oid)
-  fs.writeFileSync(lock, '')
-  t.equal(await casRefFile(bare, 'refs/heads/held', oid, oid, 0), false, 'a lock still held past the wait: refused')
-  t.equal(readRef(bare, 'refs/heads/held'), oid, 'and nothing changed')
 })
