@@ -60,33 +60,13 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const state = await openState({
-    dataDir: opts.dataDir,
-    ...(opts.log ? { log: opts.log } : {}),
-    ...(opts.store !== undefined ? { store: opts.store } : {}),
-    ...(opts.migrate === false ? { migrate: false } : {}),
-  })
-  // Several instances share a PostgreSQL store and its repositories: a repository is settled
-  // by the instance that takes it over (owners.ts), never by every instance at its start.
-  const shared = state.backend === 'postgres'
-  const ctx: Ctx = {
-    state,
-    repos: new RepoRegistry(path.join(opts.dataDir, 'repos')),
-    limits: { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) },
-    tmpDir: path.join(opts.dataDir, 'tmp'),
-  }
-  if (!shared) {
-    // Settle ref updates a crash interrupted, and the git locks it left, before anything
-    // can observe the state.
-    await settleAtStartup(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
-    // Workspace contents reachable from refs/agwp/workspaces/* (migrates older data directories).
-    await settleWorkspaceRefs(ctx, opts.log ?? ((m: string) => process.stderr.write(m + '\n')))
-  }
+  const log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
+  const { ctx, shared } = await openContext(opts, log)
+  const { state } = ctx
   const router = new Router()
   registerRoutes(router)
   registerAdminRoutes(router)
   const limiter = new RateLimiter(opts.rate ?? 50, opts.burst ?? 200)
-  const log = opts.log ?? ((m: string) => process.stderr.write(m + '\n'))
   const keys = new IdempotencyKeys(state)
   let listening = ''
   // With a PostgreSQL store, requests wait until this instance is recorded (it needs the bound port).
@@ -97,22 +77,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       })
     : undefined
   const ui = opts.ui ? new Ui(opts.ui, () => listening) : undefined
-
-  // Requests being handled: maintenance waits while the server is busy, and keeps every
-  // unreachable object younger than the oldest (one it wrote may not be referenced yet). A
-  // handler can outlive its connection (a timed-out socket): it counts until it returns.
-  const handling = new Map<number, number>()
-  let nextRequest = 0
-  const requests: InFlight = {
-    count: () => handling.size,
-    oldestMs: () => {
-      const first = handling.values().next() // insertion order: the oldest still running
-      return first.done ? 0 : performance.now() - first.value
-    },
-  }
+  const requests = new Handling()
   const server = http.createServer((req, res) => {
-    const id = nextRequest++
-    handling.set(id, performance.now())
+    const done = requests.begin()
     // Each request runs in a scope that collects the journal offsets it depends on, so
     // its answer waits for exactly the fsync that makes them durable (group commit).
     requestScope
@@ -121,14 +88,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         log(`ag-server: unhandled ${String(e)}`)
         if (!res.headersSent) send(res, 500, errorBody(new AgwpError('internal', 'internal error')))
       })
-      .finally(() => handling.delete(id))
+      .finally(done)
   })
   tuneConnections(server, opts.requestTimeoutMs ?? 60_000)
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(opts.port ?? 7420, opts.host ?? '127.0.0.1', () => resolve())
-  })
-  const addr = server.address() as AddressInfo
+  const addr = await listen(server, opts.host ?? '127.0.0.1', opts.port ?? 7420)
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   listening = `${host}:${addr.port}`
   if (shared) {
@@ -159,6 +122,64 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await state.close()
     },
   }
+}
+
+/**
+ * The state and repositories a server works on, settled. Several instances share a PostgreSQL
+ * store and its repositories: a repository is settled by the instance that takes it over
+ * (owners.ts), never by every instance at its start.
+ */
+async function openContext(opts: ServerOptions, log: (m: string) => void): Promise<{ ctx: Ctx; shared: boolean }> {
+  const state = await openState({
+    dataDir: opts.dataDir,
+    log,
+    ...(opts.store !== undefined ? { store: opts.store } : {}),
+    ...(opts.migrate === false ? { migrate: false } : {}),
+  })
+  const shared = state.backend === 'postgres'
+  const ctx: Ctx = {
+    state,
+    repos: new RepoRegistry(path.join(opts.dataDir, 'repos')),
+    limits: { ...DEFAULT_LIMITS, ...(opts.limits ?? {}) },
+    tmpDir: path.join(opts.dataDir, 'tmp'),
+  }
+  if (!shared) {
+    // Settle ref updates a crash interrupted, and the git locks it left, before anything
+    // can observe the state.
+    await settleAtStartup(ctx, log)
+    // Workspace contents reachable from refs/agwp/workspaces/* (migrates older data directories).
+    await settleWorkspaceRefs(ctx, log)
+  }
+  return { ctx, shared }
+}
+
+/**
+ * Requests being handled: maintenance waits while the server is busy, and keeps every
+ * unreachable object younger than the oldest (one it wrote may not be referenced yet). A
+ * handler can outlive its connection (a timed-out socket): it counts until it returns.
+ */
+class Handling implements InFlight {
+  private readonly started = new Map<number, number>()
+  private next = 0
+  /** A request begins; call what this returns when its handler has returned. */
+  begin(): () => void {
+    const id = this.next++
+    this.started.set(id, performance.now())
+    return () => void this.started.delete(id)
+  }
+  // Arrow properties: maintenance calls them unbound.
+  readonly count = (): number => this.started.size
+  readonly oldestMs = (): number => {
+    const first = this.started.values().next() // insertion order: the oldest still running
+    return first.done ? 0 : performance.now() - first.value
+  }
+}
+
+function listen(server: http.Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve(server.address() as AddressInfo))
+  })
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -2,11 +2,12 @@
 // fix), warn of plain HTTP beyond loopback, and stop on a signal, on stdin's end, or with the
 // last holder.
 import type { CommandArgs } from '../../../lib/cli/commands.ts'
+import type { FlagValues } from '../../../lib/cli/flags.ts'
 import { UsageError, numberValue, stringValue } from '../../../lib/cli/flags.ts'
 import { acquireServeLock, dataDirStore, isDataDir, updateLock } from '../datadir.ts'
 import { favourMemory } from '../heap.ts'
 import { holdOpen } from '../holders.ts'
-import { startServer } from '../http.ts'
+import { startServer, type ServerOptions } from '../http.ts'
 import { isLoopback, listenOrExplain } from '../listen.ts'
 import { parseDuration } from '../util.ts'
 import { dataDir, type CliContext } from './admin.ts'
@@ -26,20 +27,9 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
   const dir = dataDir(stringValue(values, 'data'))
   if (!isDataDir(dir)) throw new Error(`${dir} is not an ag-server data directory (run ag-server init)`)
   const { host, port } = parseListen(stringValue(values, 'listen') ?? '')
-  const maintenance = maintenanceFromFlags(values)
-  const store = stringValue(values, 'store')
-  if (store !== undefined && !isPostgresUrl(store))
-    throw new UsageError(`--store must be a postgres:// URL, got ${redactUrl(store)}`)
-  // The admin token and every record live where init put them: one store per data directory.
-  const kept = dataDirStore(dir)
-  if (kept === 'postgres' && store === undefined)
-    throw new UsageError(
-      `${dir} keeps its state in PostgreSQL: name the database with --store postgres://… (or AG_SERVER_STORE)`,
-    )
-  if (kept === 'journal' && store !== undefined)
-    throw new UsageError(
-      `${dir} keeps its state in its own journal: --store needs a data directory made by \`ag-server init DIR --store …\``,
-    )
+  // Every flag checked before anything is locked or listens.
+  const options = serverOptions(values)
+  const store = storeOf(values, dir)
   // With a PostgreSQL store, several instances share --data: each takes its own lock, named by
   // its id; its flags are checked before anything listens (a port of 0 is known once bound:
   // that instance's lock is named by its pid).
@@ -48,29 +38,13 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
     store === undefined ? undefined : port === 0 ? `pid-${process.pid}` : instanceOf({ host, port }).instance
   const lock = acquireServeLock(dir, { pid: process.pid, kind: 'server' }, instance)
   if (!lock.ok) throw new Error(lock.why)
-  const origin = stringValue(values, 'ui-origin')
   const srv = await listenOrExplain(host, port, lock.release, () =>
     startServer({
+      ...options,
       dataDir: dir,
-      ...(store !== undefined ? { store, migrate: values['migrate'] !== false } : {}),
+      ...(store !== undefined ? { store, migrate: values['migrate'] !== false, instance: instanceOf } : {}),
       host,
       port,
-      rate: numberValue(values, 'rate') ?? 0,
-      burst: numberValue(values, 'burst') ?? 0,
-      maintenance,
-      ...(store !== undefined ? { instance: instanceOf } : {}),
-      limits: {
-        maxBodyBytes: numberValue(values, 'max-body-bytes') ?? 0,
-        maxFileBytes: numberValue(values, 'max-file-bytes') ?? 0,
-      },
-      ...(values['ui'] === true
-        ? {
-            ui: {
-              sessionTtlS: parseDuration(stringValue(values, 'ui-session-ttl') ?? ''),
-              ...(origin !== undefined ? { origin } : {}),
-            },
-          }
-        : {}),
     }),
   )
   const listen = srv.url.replace(/^http:\/\//, '').replace(/\/agwp\/v1$/, '')
@@ -111,4 +85,44 @@ export async function serve({ values }: CommandArgs, { out }: CliContext): Promi
     process.stdin.resume()
   }
   await new Promise<never>(() => undefined)
+}
+
+/** --store, checked against what the data directory was made with: one store per data directory. */
+function storeOf(values: FlagValues, dir: string): string | undefined {
+  const store = stringValue(values, 'store')
+  if (store !== undefined && !isPostgresUrl(store))
+    throw new UsageError(`--store must be a postgres:// URL, got ${redactUrl(store)}`)
+  // The admin token and every record live where init put them.
+  const kept = dataDirStore(dir)
+  if (kept === 'postgres' && store === undefined)
+    throw new UsageError(
+      `${dir} keeps its state in PostgreSQL: name the database with --store postgres://… (or AG_SERVER_STORE)`,
+    )
+  if (kept === 'journal' && store !== undefined)
+    throw new UsageError(
+      `${dir} keeps its state in its own journal: --store needs a data directory made by \`ag-server init DIR --store …\``,
+    )
+  return store
+}
+
+/** The server's limits, rates, maintenance and review page, by the flags. */
+function serverOptions(values: FlagValues): Omit<ServerOptions, 'dataDir'> {
+  const origin = stringValue(values, 'ui-origin')
+  return {
+    rate: numberValue(values, 'rate') ?? 0,
+    burst: numberValue(values, 'burst') ?? 0,
+    maintenance: maintenanceFromFlags(values),
+    limits: {
+      maxBodyBytes: numberValue(values, 'max-body-bytes') ?? 0,
+      maxFileBytes: numberValue(values, 'max-file-bytes') ?? 0,
+    },
+    ...(values['ui'] === true
+      ? {
+          ui: {
+            sessionTtlS: parseDuration(stringValue(values, 'ui-session-ttl') ?? ''),
+            ...(origin !== undefined ? { origin } : {}),
+          },
+        }
+      : {}),
+  }
 }
