@@ -51,6 +51,24 @@ function freshen(file: string): boolean {
 }
 
 /**
+ * Create tmp in its objects/xx directory, making the directory if needed. Maintenance's
+ * `git prune-packed` removes a fan-out directory it has emptied, which can happen between
+ * the mkdir and the open: then the directory is made again (a request failed with ENOENT
+ * during a repack before this).
+ */
+function openInFanout(dir: string, tmp: string): { fd: number; newDir: boolean } {
+  let newDir = false
+  for (let attempt = 0; ; attempt++) {
+    newDir = fs.mkdirSync(dir, { recursive: true }) !== undefined || newDir
+    try {
+      return { fd: fs.openSync(tmp, 'wx', 0o444), newDir }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw e
+    }
+  }
+}
+
+/**
  * Write one loose object unless it is already there; returns its directory if written.
  * Only the fsync leaves the event loop (one thread-pool hop): the other steps are cheap
  * metadata calls that cost more as hops than they do done in place.
@@ -62,13 +80,12 @@ async function writeOne(gitDir: string, oid: string, obj: RawObject): Promise<{ 
   // pruned meanwhile, it is written again below.
   if (freshen(dest)) return null
   const dir = path.dirname(dest)
-  const newDir = fs.mkdirSync(dir, { recursive: true }) !== undefined
   const raw = Buffer.concat([objectHeader(obj.type, obj.body.length), obj.body])
   // Loose objects use git's default core.looseCompression (Z_BEST_SPEED); large ones
   // are deflated off the event loop.
   const packed = raw.length > 256 * 1024 ? await deflate(raw, { level: 1 }) : zlib.deflateSync(raw, { level: 1 })
   const tmp = path.join(dir, `${TMP_PREFIX}${crypto.randomBytes(6).toString('hex')}`)
-  const fd = fs.openSync(tmp, 'wx', 0o444)
+  const { fd, newDir } = openInFanout(dir, tmp)
   try {
     try {
       fs.writeFileSync(fd, packed)

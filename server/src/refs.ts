@@ -25,13 +25,22 @@ export const REF_LOCK_WAIT_MS = 1000
  * Create `lock` exclusively, retrying while another process holds it, up to waitMs (with
  * backoff from 1 ms to 50 ms). The fd, or the error of the last attempt.
  */
-async function takeLock(lock: string, waitMs: number): Promise<number> {
+async function takeLock(lock: string, waitMs: number, makeDir?: () => void): Promise<number> {
   let waited = 0
+  let remade = 0
+  makeDir?.()
   for (let pause = 1; ; pause = Math.min(50, pause * 2)) {
     try {
       return fs.openSync(lock, 'wx', 0o644)
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || waited >= waitMs) throw e
+      const code = (e as NodeJS.ErrnoException).code
+      // `git pack-refs --prune` removes a ref directory it emptied, maybe between the mkdir
+      // and the open: made again (a workspace write failed with ENOENT during maintenance).
+      if (code === 'ENOENT' && makeDir && remade++ < 10) {
+        makeDir()
+        continue
+      }
+      if (code !== 'EEXIST' || waited >= waitMs) throw e
     }
     await new Promise((r) => setTimeout(r, pause))
     waited += pause
@@ -187,8 +196,7 @@ export async function casRefFile(
   const lock = `${file}.lock`
   let fd: number
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true })
-    fd = await takeLock(lock, lockWaitMs)
+    fd = await takeLock(lock, lockWaitMs, () => fs.mkdirSync(path.dirname(file), { recursive: true }))
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
     // held by another writer, or a file/directory clash with an existing ref

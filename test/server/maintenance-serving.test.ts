@@ -7,6 +7,7 @@ import { sh } from './helpers.ts'
 import { maintainRepo, readState } from '../../server/src/maintenance.ts'
 import { casRefFile, readRef } from '../../server/src/refs.ts'
 import { git } from '../../server/src/git.ts'
+import { writeObject } from '../../server/src/objects.ts'
 import { churn, OPTS, withServer } from './maintenance-kit.ts'
 
 // Maintenance beside a serving server: what requests in flight may reference is kept, reads and
@@ -162,4 +163,35 @@ t.test('a ref lock held by another process is waited for, within a bound', async
   fs.writeFileSync(lock, '')
   t.equal(await casRefFile(bare, 'refs/heads/held', oid, oid, 0), false, 'a lock still held past the wait: refused')
   t.equal(readRef(bare, 'refs/heads/held'), oid, 'and nothing changed')
+})
+
+// `git prune-packed` and `git pack-refs --prune` remove the directories they empty: one can go
+// between the server's mkdir and its open of a file inside. Made to happen here, once each.
+t.test('an object or a ref whose directory maintenance removed meanwhile is written', async (t) => {
+  const bare = t.testdir({})
+  sh(bare, 'init', '-q', '--bare')
+  const open = fs.openSync
+  let removed = 0
+  const racing = (match: RegExp): void => {
+    fs.openSync = (...args: Parameters<typeof fs.openSync>): number => {
+      const file = String(args[0])
+      if (removed === 0 && match.test(file)) {
+        fs.rmdirSync(path.dirname(file))
+        removed++
+      }
+      return open(...args)
+    }
+  }
+  t.teardown(() => {
+    fs.openSync = open
+  })
+  racing(/objects\/[0-9a-f]{2}\/tmp_obj_/)
+  const id = await writeObject(bare, 'blob', Buffer.from('written while prune-packed ran\n'))
+  t.equal(removed, 1, 'the fan-out directory was removed between the mkdir and the open')
+  t.equal(sh(bare, 'cat-file', '-p', id), 'written while prune-packed ran\n', 'the object is there')
+  removed = 0
+  racing(/refs\/race\/[^/]+\.lock$/)
+  t.equal(await casRefFile(bare, 'refs/race/r1', id, null), true, 'the ref is written')
+  t.equal(removed, 1, 'its directory was removed between the mkdir and the lock')
+  t.equal(readRef(bare, 'refs/race/r1'), id)
 })
