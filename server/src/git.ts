@@ -44,7 +44,10 @@ export interface GitOptions {
   timeoutMs?: number
   /** stop reading after this many stdout bytes and kill the process */
   maxStdout?: number
-  /** run at nice 19 (maintenance: requests' own git work goes first) */
+  /**
+   * run at nice 10 (maintenance: requests' own git work goes first). Not 19: on a saturated
+   * machine a niced-19 pack of the loose objects took a minute and the disk grew meanwhile.
+   */
   lowPriority?: boolean
 }
 
@@ -63,7 +66,7 @@ export function git(gitDir: string, args: string[], opts: GitOptions = {}): Prom
     // runs pack-objects), which inherit it. Not fatal: a system may refuse it.
     if (opts.lowPriority && child.pid !== undefined)
       try {
-        os.setPriority(child.pid, 19)
+        os.setPriority(child.pid, 10)
       } catch {
         // runs at normal priority
       }

@@ -20,7 +20,7 @@ import { nowIso } from './util.ts'
 // since the oldest request still being handled began: a request references every object it
 // writes before it ends, and freshens one it finds already loose (objects.ts) before anything
 // refers to it, so an unreachable object older than every running request is garbage. The
-// grace is the floor beside that (clock skew on a shared volume; git run by hand). Git children run at nice 19, and a run waits
+// grace is the floor beside that (clock skew on a shared volume; git run by hand). Git children run at nice 10, and a run waits
 // while the server is busy (at most DEFER_LIMIT looks in a row).
 
 export interface MaintenanceOptions {
@@ -35,7 +35,7 @@ export interface MaintenanceOptions {
   /** how often to look (seconds) */
   intervalS: number
   /**
-   * git at nice 19, so requests' own git work goes first (the default). The tests run it at
+   * git at nice 10, so requests' own git work goes first (the default). The tests run it at
    * normal priority: beside other busy test files a niced repack waits for an idle CPU.
    */
   lowPriority: boolean
@@ -54,11 +54,16 @@ export const DEFAULT_MAINTENANCE: MaintenanceOptions = {
 export const BUSY_REQUESTS = 4
 export const DEFER_LIMIT = 3
 /**
- * Loose objects are also packed once their blocks weigh this share of the packs (and there
- * are at least LOOSE_MIN): in a small repository 2000 loose objects are 8 MB beside a pack
- * of a megabyte or two, which is what keeping disk within twice the packed size needs.
+ * Disk is kept near the packed size by shares of the base pack (the largest pack that is not
+ * a cruft pack: what the last consolidation wrote): loose objects are packed once their blocks
+ * weigh LOOSE_SHARE of it (and there are at least LOOSE_MIN), and the packs those runs add are
+ * consolidated once they weigh EXTRA_SHARE of it. What the grace keeps (the cruft pack) is
+ * set by the grace and how fast writes supersede content, not by these: a repository's disk
+ * stays within about 1 + LOOSE_SHARE + EXTRA_SHARE of its packed size, plus that. Shares of
+ * all the packs (cruft included) let a small, busy repository reach 2.5x in the soak.
  */
-const LOOSE_SHARE = 0.5
+const LOOSE_SHARE = 0.15
+const EXTRA_SHARE = 0.15
 const LOOSE_MIN = 100
 const BLOCK = 4096
 /** git's own limit for one maintenance child (a repack of a large repository is slow). */
@@ -71,6 +76,10 @@ export interface RepoCounts {
   loose_objects: number
   packs: number
   pack_bytes: number
+  /** of pack_bytes: cruft packs (unreachable objects kept for the grace; a .mtimes file beside them) */
+  cruft_bytes: number
+  /** of pack_bytes: the base pack, the largest other one */
+  base_bytes: number
   loose_refs: number
   /** blocks used by the git directory, as `du` counts them */
   disk_bytes: number
@@ -155,15 +164,24 @@ export async function countRepo(gitDir: string, disk = false): Promise<RepoCount
       for (const f of await entries(path.join(objects, d.name))) if (/^[0-9a-f]{38}$/.test(f.name)) loose++
   let packs = 0
   let packBytes = 0
-  for (const f of await entries(path.join(objects, 'pack'))) {
-    if (!f.name.endsWith('.pack')) continue
+  let cruftBytes = 0
+  let baseBytes = 0
+  const packDir = path.join(objects, 'pack')
+  const names = new Set((await entries(packDir)).map((f) => f.name))
+  for (const name of names) {
+    if (!name.endsWith('.pack')) continue
     packs++
-    packBytes += (await fs.promises.stat(path.join(objects, 'pack', f.name)).catch(() => ({ size: 0 }))).size
+    const size = (await fs.promises.stat(path.join(packDir, name)).catch(() => ({ size: 0 }))).size
+    packBytes += size
+    if (names.has(name.replace(/\.pack$/, '.mtimes'))) cruftBytes += size
+    else baseBytes = Math.max(baseBytes, size)
   }
   return {
     loose_objects: loose,
     packs,
     pack_bytes: packBytes,
+    cruft_bytes: cruftBytes,
+    base_bytes: baseBytes,
     loose_refs: await countLooseRefs(path.join(gitDir, 'refs')),
     disk_bytes: disk ? await blocksUnder(gitDir) : 0,
   }
@@ -174,14 +192,30 @@ export function plan(c: RepoCounts, o: MaintenanceOptions, full = false): Step[]
   if (full) return ['pack_refs', 'consolidate']
   const steps: Step[] = []
   if (c.loose_refs >= o.looseRefs) steps.push('pack_refs')
-  if (c.packs >= o.maxPacks) steps.push('consolidate')
-  else if (
-    c.loose_objects >= o.looseObjects ||
-    (c.loose_objects >= LOOSE_MIN && c.loose_objects * BLOCK >= c.pack_bytes * LOOSE_SHARE)
-  )
-    steps.push('pack_loose')
+  if (overdue(c, o, 1) === 'consolidate') steps.push('consolidate')
+  else if (overdue(c, o, 1) === 'pack_loose') steps.push('pack_loose')
   return steps
 }
+
+/** The object step the counts call for at `times` its thresholds, if any. */
+function overdue(c: RepoCounts, o: MaintenanceOptions, times: number): 'consolidate' | 'pack_loose' | undefined {
+  const added = c.pack_bytes - c.cruft_bytes - c.base_bytes
+  if (c.packs >= o.maxPacks * times || (added > 0 && added >= times * EXTRA_SHARE * c.base_bytes)) return 'consolidate'
+  if (
+    c.loose_objects >= o.looseObjects * times ||
+    (c.loose_objects >= LOOSE_MIN * times && c.loose_objects * BLOCK >= times * LOOSE_SHARE * c.base_bytes)
+  )
+    return 'pack_loose'
+  return undefined
+}
+
+/**
+ * Maintenance has fallen behind: the counts are past twice what calls for a run (the last
+ * ones waited for a busy server or, niced, for a saturated CPU). Such a run neither waits nor
+ * is niced: on a saturated machine the loose objects would otherwise pile up for minutes
+ * (the soak at load 10: 17x the packed size after two minutes).
+ */
+export const behind = (c: RepoCounts, o: MaintenanceOptions): boolean => overdue(c, o, 2) !== undefined
 
 /**
  * How young an unreachable object must be to stay: the grace, or longer while an older request
@@ -271,7 +305,8 @@ export async function maintainRepo(
     writeState(repo.gitDir, state)
     return undefined
   }
-  if (opts.busy?.() && state.deferred_in_a_row < DEFER_LIMIT) {
+  const late = behind(before, o)
+  if (!late && opts.busy?.() && state.deferred_in_a_row < DEFER_LIMIT) {
     state.deferred_in_a_row++
     writeState(repo.gitDir, state)
     return 'deferred'
@@ -283,7 +318,7 @@ export async function maintainRepo(
   const keptS = keptFor(o.graceS, opts.oldestRequestMs?.() ?? 0)
   for (const s of steps) {
     try {
-      await step(opts.ctx, repo, s, keptS, o.lowPriority)
+      await step(opts.ctx, repo, s, keptS, o.lowPriority && !late)
     } catch (e) {
       error = `${s}: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500)
       break

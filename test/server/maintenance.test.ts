@@ -4,7 +4,17 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { fixture, sh } from './helpers.ts'
 import { repoAdd } from '../../server/src/admin.ts'
-import { countRepo, maintainRepo, DEFER_LIMIT, keptFor, readState } from '../../server/src/maintenance.ts'
+import {
+  countRepo,
+  maintainRepo,
+  DEFAULT_MAINTENANCE,
+  DEFER_LIMIT,
+  behind,
+  keptFor,
+  plan,
+  readState,
+  type RepoCounts,
+} from '../../server/src/maintenance.ts'
 import { readRef } from '../../server/src/refs.ts'
 import { blobOf, churn, missing, OPTS, reachable, withServer } from './maintenance-kit.ts'
 
@@ -69,6 +79,47 @@ t.test('what is kept: the grace, or longer while an older request runs', async (
   t.equal(keptFor(0, 1), 11, 'even a request just begun, with no grace')
 })
 
+t.test('what a look decides: shares of the base pack, the cruft pack aside', async (t) => {
+  const MB = 1024 * 1024
+  const c = (over: Partial<RepoCounts>): RepoCounts => ({
+    loose_objects: 0,
+    packs: 1,
+    pack_bytes: 8 * MB,
+    cruft_bytes: 0,
+    base_bytes: 8 * MB,
+    loose_refs: 0,
+    disk_bytes: 0,
+    ...over,
+  })
+  const o = DEFAULT_MAINTENANCE
+  t.same(plan(c({}), o), [], 'one pack, nothing loose: nothing to do')
+  t.same(plan(c({ loose_objects: 99 }), o), [], 'fewer than 100 loose objects wait')
+  t.same(plan(c({ loose_objects: 300 }), o), [], '1.2 MB loose beside an 8 MB base: not yet')
+  t.same(plan(c({ loose_objects: 320 }), o), ['pack_loose'], '1.25 MB loose: 15% of the base')
+  // A busy repository keeps minutes of superseded content in its cruft pack: it is no reason
+  // to let more pile up loose (a share of all the packs let the soak's disk reach 2.5x).
+  t.same(
+    plan(c({ loose_objects: 320, packs: 2, pack_bytes: 16 * MB, cruft_bytes: 8 * MB }), o),
+    ['pack_loose'],
+    'a cruft pack as large as the base changes nothing',
+  )
+  t.same(plan(c({ packs: 2, pack_bytes: 16 * MB, cruft_bytes: 8 * MB }), o), [], 'base and cruft: nothing to do')
+  t.same(plan(c({ packs: 3, pack_bytes: 9 * MB }), o), [], 'packs added since: 1 MB, under 15% of the base')
+  t.same(plan(c({ packs: 3, pack_bytes: 9.3 * MB }), o), ['consolidate'], '1.3 MB added: consolidated')
+  t.same(
+    plan(c({ packs: 8, pack_bytes: 8.1 * MB }), o),
+    ['consolidate'],
+    'at --maintenance-max-packs, whatever their size',
+  )
+  t.same(plan(c({ loose_objects: 2000, base_bytes: 0, pack_bytes: 0, packs: 0 }), o), ['pack_loose'])
+  t.same(plan(c({ loose_refs: 100 }), o), ['pack_refs'], 'refs at 100 loose files')
+  t.same(plan(c({}), o, true), ['pack_refs', 'consolidate'], 'a full run does both')
+  t.notOk(behind(c({ loose_objects: 320 }), o), 'due, not behind')
+  t.ok(behind(c({ loose_objects: 640 }), o), 'twice what calls for a run: behind (not niced, does not wait)')
+  t.ok(behind(c({ packs: 16, pack_bytes: 8.1 * MB }), o), 'twice --maintenance-max-packs')
+  t.notOk(behind(c({ packs: 2, pack_bytes: 16 * MB, cruft_bytes: 8 * MB }), o), 'a large cruft pack is not')
+})
+
 t.test('an unreachable object older than the grace stays while an older request runs', (t) =>
   withServer(3600, async (fx, bare) => {
     const repo = fx.server.ctx.repos.get('demo')
@@ -93,15 +144,26 @@ t.test('an unreachable object older than the grace stays while an older request 
 
 t.test('a busy server defers a run, at most DEFER_LIMIT times in a row', (t) =>
   withServer(3600, async (fx, bare) => {
-    await churn(fx, 50)
+    await churn(fx, 20)
     const repo = fx.server.ctx.repos.get('demo')
+    const n = (await countRepo(bare)).loose_objects
+    t.ok(n > 0 && n < 200, `${n} loose objects: fewer than twice LOOSE_MIN`)
+    // due (n is over the threshold) but not behind (it is not over twice the threshold)
+    const due = { ...OPTS, looseObjects: Math.ceil(n * 0.75) }
+    t.notOk(behind(await countRepo(bare), due), 'due, not behind')
     for (let i = 0; i < DEFER_LIMIT; i++)
-      t.equal(await maintainRepo(repo, OPTS, { busy: () => true }), 'deferred', `look ${i + 1}: deferred`)
+      t.equal(await maintainRepo(repo, due, { busy: () => true }), 'deferred', `look ${i + 1}: deferred`)
     t.equal(readState(bare).deferred_in_a_row, DEFER_LIMIT)
-    const r = await maintainRepo(repo, OPTS, { busy: () => true })
+    const r = await maintainRepo(repo, due, { busy: () => true })
     t.ok(r && r !== 'deferred' && r.ok, 'then it runs, busy or not')
     t.equal(readState(bare).deferred_in_a_row, 0)
-    t.equal(await maintainRepo(repo, OPTS, { busy: () => true }), undefined, 'nothing due: nothing deferred')
+    t.equal(await maintainRepo(repo, due, { busy: () => true }), undefined, 'nothing due: nothing deferred')
+    // Fallen behind (twice the threshold): a run does not wait for a busy server.
+    await churn(fx, 20)
+    const late = { ...OPTS, looseObjects: Math.floor((await countRepo(bare)).loose_objects / 2.5) }
+    t.ok(behind(await countRepo(bare), late), 'behind')
+    const now = await maintainRepo(repo, late, { busy: () => true })
+    t.ok(now && now !== 'deferred' && now.ok, 'behind: it runs at once, busy or not')
   }),
 )
 
