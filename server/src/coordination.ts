@@ -22,7 +22,12 @@ export function effectiveRun(r: RunRec, now: Date): RunRec {
 /** A claimed task whose run expired is open again. */
 export async function effectiveTask(state: StateReader, t: TaskRec, now: Date): Promise<TaskRec> {
   if (t.state !== 'claimed' || !t.run_id) return t
-  const run = await state.get('runs', t.run_id)
+  return taskWithRun(t, await state.get('runs', t.run_id), now)
+}
+
+/** effectiveTask, given the task's run (undefined: none, or not found). */
+function taskWithRun(t: TaskRec, run: RunRec | undefined, now: Date): TaskRec {
+  if (t.state !== 'claimed' || !t.run_id) return t
   return !run || effectiveRun(run, now).state !== 'active' ? { ...t, state: 'open' } : t
 }
 
@@ -52,10 +57,13 @@ export async function listTasks(
   ctx.repos.get(repo)
   if (state !== undefined && !['open', 'claimed', 'done', 'blocked', 'abandoned'].includes(state))
     throw invalid('unknown task state', { field: 'state' })
-  const tasks = await Promise.all(
-    (await ctx.state.byIndex('tasksByRepo', repo)).map((t) => effectiveTask(ctx.state, t, now)),
-  )
-  return tasks
+  const stored = await ctx.state.byIndex('tasksByRepo', repo)
+  // Only a claimed task's run can change what it shows; all of them in one read.
+  const claimed = stored.flatMap((t) => (t.state === 'claimed' && t.run_id ? [t.run_id] : []))
+  const found = await ctx.state.getMany('runs', claimed)
+  const runOf = new Map(claimed.map((id, i) => [id, found[i]]))
+  return stored
+    .map((t) => taskWithRun(t, t.run_id === undefined ? undefined : runOf.get(t.run_id), now))
     .filter((t) => state === undefined || t.state === state)
     .sort((a, b) => Number(a.id.slice(5)) - Number(b.id.slice(5)))
 }
@@ -223,19 +231,20 @@ export async function getRun(ctx: Ctx, caller: Caller, id: string): Promise<RunR
   return r
 }
 
-async function liveLease(state: StateReader, l: LeaseRec, now: Date): Promise<boolean> {
-  if (l.released || expired(l.expires_at, now)) return false
-  if (l.run_id) {
-    const r = await state.get('runs', l.run_id)
-    if (!r || effectiveRun(r, now).state !== 'active') return false
-  }
-  return true
-}
-
+/** The leases of repo still in force: not released, not expired, and held by no run that ended. */
 async function liveLeases(state: StateReader, repo: string, now: Date): Promise<LeaseRec[]> {
-  const all = await state.byIndex('unreleasedLeasesByRepo', repo)
-  const live = await Promise.all(all.map((l) => liveLease(state, l, now)))
-  return all.filter((_, i) => live[i])
+  const current = (await state.byIndex('unreleasedLeasesByRepo', repo)).filter(
+    (l) => !l.released && !expired(l.expires_at, now),
+  )
+  // Every run in one read: acquireLease holds the repository's lock while it runs this.
+  const runIds = current.flatMap((l) => (l.run_id ? [l.run_id] : []))
+  const found = await state.getMany('runs', runIds)
+  const runOf = new Map(runIds.map((id, i) => [id, found[i]]))
+  return current.filter((l) => {
+    if (!l.run_id) return true
+    const r = runOf.get(l.run_id)
+    return r !== undefined && effectiveRun(r, now).state === 'active'
+  })
 }
 
 export async function listLeases(ctx: Ctx, caller: Caller, repo: string): Promise<LeaseRec[]> {

@@ -67,7 +67,8 @@ export function fingerprint(parts: {
 export class IdempotencyKeys {
   /** Requests still running, by record key: a repeat waits for the first one's answer. */
   private readonly running = new Map<string, { fingerprint: string; outcome: Promise<Outcome> }>()
-  private lastSweep = 0
+  /** this process's clock (ms) before which no sweep looks */
+  private nextSweep = 0
 
   constructor(
     private readonly state: State,
@@ -144,9 +145,12 @@ export class IdempotencyKeys {
 
   /** Forget expired keys, at most once a minute, in one transaction holding their locks. */
   private async sweep(): Promise<void> {
+    // When to look is this process's own schedule; what has expired is judged by the
+    // state's clock (the database's, on PostgreSQL), read only when it is time: asked first,
+    // it cost every keyed request one more round trip.
+    if (Date.now() < this.nextSweep) return
+    this.nextSweep = Date.now() + SWEEP_EVERY_MS
     const now = await this.state.now()
-    if (now.getTime() - this.lastSweep < SWEEP_EVERY_MS) return
-    this.lastSweep = now.getTime()
     // By the minute each key expires in: only the expired keys are read, never every answer kept.
     const minute = now.toISOString().slice(0, 16)
     const due = (await this.state.indexKeys('idempotencyByExpiry')).filter((m) => m <= minute)
@@ -188,6 +192,7 @@ class MarkedState implements State {
     const out = this.inner.tx(locks, async (t) => {
       const view: Tx = {
         get: (c, k) => t.get(c, k),
+        getMany: (c, keys) => t.getMany(c, keys),
         all: (c) => t.all(c),
         entries: (c) => t.entries(c),
         byIndex: (n, k) => t.byIndex(n, k),
@@ -213,6 +218,7 @@ class MarkedState implements State {
   }
 
   get: State['get'] = (c, k) => this.inner.get(c, k)
+  getMany: State['getMany'] = (c, keys) => this.inner.getMany(c, keys)
   all: State['all'] = (c) => this.inner.all(c)
   entries: State['entries'] = (c) => this.inner.entries(c)
   byIndex: State['byIndex'] = (n, k) => this.inner.byIndex(n, k)

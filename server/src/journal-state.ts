@@ -22,6 +22,9 @@ export class JournalState implements State {
   async get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined> {
     return this.store.get(c, k)
   }
+  async getMany<C extends CollectionName>(c: C, keys: readonly string[]): Promise<(Collections[C] | undefined)[]> {
+    return keys.map((k) => this.store.get(c, k))
+  }
   async all<C extends CollectionName>(c: C): Promise<Collections[C][]> {
     return this.store.all(c)
   }
@@ -52,6 +55,7 @@ export class JournalState implements State {
     let open = true
     const t: Tx = {
       get: (c, k) => this.get(c, k),
+      getMany: (c, keys) => this.getMany(c, keys),
       all: (c) => this.all(c),
       entries: (c) => this.entries(c),
       byIndex: (name, key) => this.byIndex(name, key),

@@ -262,7 +262,7 @@ export async function listProposals(
   )
   const ids = lists.flat().sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)))
   const pg = page(ids, cursor, limit)
-  const items = await Promise.all(pg.items.map((id) => ctx.state.get('proposals', id)))
+  const items = await ctx.state.getMany('proposals', pg.items)
   return { ...pg, items: items as ProposalRec[] }
 }
 

@@ -60,6 +60,11 @@ export type Indexed<N extends IndexName> = Collections[IndexCollections[N]]
 /** Reads, outside or inside a transaction. Records come back as copies the caller may keep. */
 export interface StateReader {
   get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined>
+  /**
+   * the records of c under keys, in the order of keys (undefined where absent): one read on
+   * PostgreSQL, not one per key, so a lookup of every lease's run costs one round trip
+   */
+  getMany<C extends CollectionName>(c: C, keys: readonly string[]): Promise<(Collections[C] | undefined)[]>
   /** every record of c, in no set order */
   all<C extends CollectionName>(c: C): Promise<Collections[C][]>
   /** [key, record] of every record of c, in no set order */

@@ -76,6 +76,97 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
     t.same(await s.all('tasks'), [], 'and gone from all()')
   })
 
+  on('getMany reads records in the order asked', async (t, s) => {
+    await s.tx([], async (x) =>
+      x.write(
+        { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'b') },
+        { c: 'counters', k: 'n', v: 3 },
+      ),
+    )
+    const got = await s.getMany('tasks', ['task-2', 'task-9', 'task-1', 'task-2'])
+    t.same(
+      got.map((r) => r?.id),
+      ['task-2', undefined, 'task-1', 'task-2'],
+      'one answer per key, undefined where absent, a key asked twice answered twice',
+    )
+    t.same(got[2], task('task-1', 'demo'), 'the whole record')
+    t.same(await s.getMany('tasks', []), [], 'no keys, no records')
+    t.same(await s.getMany('counters', ['n', 'none']), [3, undefined], 'a non-object record too')
+    await s.tx([], async (x) => {
+      x.write({ c: 'tasks', k: 'task-1', v: null })
+      t.same(
+        (await x.getMany('tasks', ['task-1', 'task-2'])).map((r) => r?.id),
+        ['task-1', 'task-2'],
+        'inside a tx, without its own queued writes',
+      )
+    })
+    t.same(
+      (await s.getMany('tasks', ['task-1', 'task-2'])).map((r) => r?.id),
+      [undefined, 'task-2'],
+      'and its delete once committed',
+    )
+  })
+
+  on('any text round-trips: quotes, backslashes, newlines, non-ASCII, in keys and values', async (t, s) => {
+    const odd = String.raw`it's "quoted" \ back\\slash E'\x41' \u0041 $1 $$ ;` + '\n COMMIT; -- é 漢 🙂\t'
+    const k = `task-'${odd}`
+    const v = { ...task(k, 'demo'), title: odd, body: String.raw`\'` + "\n'" }
+    await s.tx([`repo:${odd}`], async (x) =>
+      x.write({ c: 'tasks', k, v }, { c: 'tasks', k: 'plain', v: task('plain', 'demo') }),
+    )
+    t.same(await s.get('tasks', k), v, 'read back as written')
+    await s.tx([], async (x) =>
+      x.write({ c: 'tasks', k, at: ['paths'], add: odd }, { c: 'tasks', k, at: [odd], v: { [odd]: odd } }),
+    )
+    const got = (await s.get('tasks', k)) as unknown as Record<string, unknown>
+    t.same(got['paths'], [odd], 'an add of it')
+    t.same(got[odd], { [odd]: odd }, 'a set at a path named by it')
+    t.equal((await s.get('tasks', 'plain'))?.title, 'plain', 'the record written beside it is unharmed')
+    await s.tx([], async (x) => x.write({ c: 'tasks', k, v: null }))
+    t.same(
+      (await s.all('tasks')).map((r) => r.id),
+      ['plain'],
+      'and its delete',
+    )
+  })
+
+  on('one tx writes, changes and deletes records of several collections together', async (t, s) => {
+    await s.tx([], async (x) =>
+      x.write(
+        { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'tokens', k: 'tok-1', v: token('tok-1', 'h1') },
+      ),
+    )
+    await s.tx([], async (x) =>
+      x.write(
+        { c: 'tasks', k: 'task-1', at: ['title'], v: 'one' },
+        { c: 'tasks', k: 'task-2', v: null },
+        { c: 'tasks', k: 'task-3', v: task('task-3', 'demo') },
+        { c: 'tasks', k: 'task-3', at: ['title'], v: 'three' },
+        // the same hash moves from one token to another: the delete makes room for the put
+        { c: 'tokens', k: 'tok-2', v: token('tok-2', 'h1') },
+        { c: 'tokens', k: 'tok-1', v: null },
+        { c: 'counters', k: 'c', v: 5 },
+        { c: 'counters', k: 'c', v: 6 },
+        { c: 'leases', k: 'lease-1', v: lease('lease-1', 'demo', 'run-1') },
+      ),
+    )
+    t.same(
+      (await s.all('tasks')).map((r) => [r.id, r.title]).sort(),
+      [
+        ['task-1', 'one'],
+        ['task-3', 'three'],
+      ],
+      'a set, a delete, and a put followed by a set',
+    )
+    t.equal((await s.tokenByHash('h1'))?.id, 'tok-2', 'the hash found on the new token')
+    t.equal(await s.get('tokens', 'tok-1'), undefined)
+    t.equal(await s.get('counters', 'c'), 6, 'the last put of a counter')
+    t.same(ids(await s.byIndex('unreleasedLeasesByRun', 'run-1')), ['lease-1'])
+  })
+
   on('set and add ops', async (t, s) => {
     await s.tx([], async (x) => x.write({ c: 'tasks', k: 'task-1', v: task('task-1', 'demo') }))
     await s.tx([], async (x) =>

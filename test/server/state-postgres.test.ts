@@ -25,6 +25,30 @@ await withPostgres(t, async (db) => {
     t.same(got.extra, [first], 'the equal element was not added twice')
   })
 
+  t.test('postgres: a NUL, which would end the query text, is refused and nothing is written', async (t) => {
+    const s = await openState({ dataDir: '/nonexistent', store: await db.fresh() })
+    t.teardown(() => s.close())
+    await t.rejects(
+      s.tx([], async (x) =>
+        x.write({ c: 'tasks', k: 'task-1', v: task('task-1', 'demo') }, { c: 'tasks', k: 'x\0y', v: task('x', 'demo') }),
+      ),
+      { message: /NUL/ },
+      'in a key',
+    )
+    await t.rejects(
+      s.tx(['repo:\0'], async () => 'never'),
+      { message: /NUL/ },
+      'in a lock name',
+    )
+    t.same(await s.all('tasks'), [], 'the record beside it was not written either')
+    await s.tx([], async (x) => x.write({ c: 'tasks', k: 'task-2', v: task('task-2', 'demo') }))
+    t.same(
+      (await s.all('tasks')).map((r) => r.id),
+      ['task-2'],
+      'the next transaction runs as usual',
+    )
+  })
+
   t.test('postgres: idsByIndex names the keys byIndex reads', async (t) => {
     const s = await openState({ dataDir: '/nonexistent', store: await db.fresh() })
     t.teardown(() => s.close())

@@ -1,17 +1,18 @@
 import pg from 'pg'
 import { KeyedMutex } from '../mutex.ts'
-import { applyOp } from '../ops.ts'
 import type { IndexName, Indexed, Op, Scope, State, StateReader, Tx } from '../state.ts'
 import type { CollectionName, Collections } from '../types.ts'
 import { isUnreachable, unreachableAs503 } from './errors.ts'
 import { migrate, requireSchema, type Migrated } from './migrate.ts'
+import { commitOps, literal, type SimpleQuery } from './commit.ts'
 import { INDEX_SQL, TABLES } from './schema.ts'
 import { databaseHost } from './url.ts'
 
 // The PostgreSQL backend of State (state.ts): several ag-server processes on one database.
 // A transaction is one READ COMMITTED transaction on one pooled connection: it waits for
-// its locks in process first (KeyedMutex), then takes them as pg_advisory_xact_lock, sorted, reads, and at the end applies its queued writes
-// (a set or add reads its row FOR UPDATE and applies ops.ts to it) and commits. Everything
+// its locks in process first (KeyedMutex), then takes them as pg_advisory_xact_lock, sorted,
+// reads, and at the end applies its queued writes and commits (commit.ts: a set or add reads
+// its row FOR UPDATE and applies ops.ts to it; the writes and COMMIT go in one round trip). Everything
 // the locks protect is re-read after they are held, so the database decides every race,
 // between processes too. A COMMIT is durable when it returns: settle and flush wait for nothing.
 
@@ -34,6 +35,17 @@ class Reader implements StateReader {
     }
     const { rows } = await this.q(`SELECT doc FROM ${table(c)} WHERE k = $1`, [k])
     return rows[0]?.doc
+  }
+  async getMany<C extends CollectionName>(c: C, keys: readonly string[]): Promise<(Collections[C] | undefined)[]> {
+    if (keys.length === 0) return []
+    const value = c === 'counters' ? 'n' : 'doc'
+    const { rows } = await this.q(`SELECT k, ${value} AS v FROM ${table(c)} WHERE k = ANY($1::text[])`, [
+      [...new Set(keys)],
+    ])
+    const found = new Map<string, Collections[C]>(
+      rows.map((r) => [r.k, c === 'counters' ? (Number(r.v) as Collections[C]) : r.v]),
+    )
+    return keys.map((k) => found.get(k))
   }
   async all<C extends CollectionName>(c: C): Promise<Collections[C][]> {
     return (await this.entries(c)).map(([, v]) => v)
@@ -184,14 +196,18 @@ export class PgState extends Reader implements State {
         if (isUnreachable(e)) broken ??= e
         return Promise.reject(unreachableAs503(e, this.host))
       })
+    // a multi-statement query answers one result per statement, a single one just its own
+    const simple: SimpleQuery = async (sql) => {
+      const r: pg.QueryResult | pg.QueryResult[] = await q(sql)
+      return Array.isArray(r) ? r : [r]
+    }
     try {
       // One round trip: BEGIN, the locks (sorted and deduplicated: two transactions naming the
       // same keys take them in one order, so they cannot deadlock), then the clock.
       const locking = [...new Set(locks)]
         .sort()
-        .map((l) => `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(l)}, 0));`)
-      // a multi-statement query answers one result per statement
-      const results = (await q(`BEGIN; ${locking.join(' ')} SELECT now() AS now`)) as unknown as pg.QueryResult[]
+        .map((l) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(l)}, 0));`)
+      const results = await simple(`BEGIN; ${locking.join(' ')} SELECT now() AS now`)
       const rows = results[results.length - 1]?.rows ?? []
       const t = new PgTx(q, rows[0].now as Date, this)
       let result: T
@@ -200,8 +216,7 @@ export class PgState extends Reader implements State {
       } finally {
         t.open = false
       }
-      await applyAll(q, t.ops)
-      await q('COMMIT')
+      await commitOps(simple, t.ops)
       return result
     } catch (e) {
       if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined)
@@ -257,72 +272,3 @@ const guarded =
   (pool: pg.Pool, host: string): Query =>
   (sql, params) =>
     pool.query(sql, params).catch((e: unknown) => Promise.reject(unreachableAs503(e, host)))
-
-/**
- * Apply a transaction's queued ops: each record's ops folded in order (a set or add first
- * reads its row FOR UPDATE), then one write per record that changed.
- */
-async function applyAll(q: Query, ops: readonly Op[]): Promise<void> {
-  const byRecord = new Map<string, Op[]>()
-  for (const op of ops) {
-    const id = `${op.c}\n${op.k}`
-    byRecord.set(id, [...(byRecord.get(id) ?? []), op])
-  }
-  for (const list of byRecord.values()) await applyRecord(q, list)
-}
-
-/** Ops on one record, in order. */
-async function applyRecord(q: Query, ops: readonly Op[]): Promise<void> {
-  const { c, k } = ops[0] as Op
-  if (c === 'counters') {
-    // counters hold a number, not a document: only a put or delete means anything
-    const last = ops.filter((op) => !('at' in op)).at(-1)
-    if (last === undefined || 'at' in last) return
-    if (last.v === null) await q('DELETE FROM counters WHERE k = $1', [k])
-    else
-      await q('INSERT INTO counters (k, n) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET n = EXCLUDED.n', [k, last.v])
-    return
-  }
-  const t = table(c)
-  let before: unknown
-  if ('at' in (ops[0] as Op)) {
-    const { rows } = await q(`SELECT doc FROM ${t} WHERE k = $1 FOR UPDATE`, [k])
-    before = rows[0]?.doc
-  }
-  // In jsonb's key order throughout, so an add's "same JSON" check cannot depend on it.
-  const start = jsonbOrder(before)
-  let after = start
-  for (const op of ops) after = applyOp(after, 'add' in op ? { ...op, add: jsonbOrder(op.add) } : op)
-  if (after === start && before !== undefined) return
-  if (after === undefined) {
-    if (before !== undefined || !('at' in (ops[0] as Op))) await q(`DELETE FROM ${t} WHERE k = $1`, [k])
-    return
-  }
-  // JSON text, cast: pg would send a JS array as a PostgreSQL array, not JSON
-  await q(`INSERT INTO ${t} (k, doc) VALUES ($1, $2::jsonb) ON CONFLICT (k) DO UPDATE SET doc = EXCLUDED.doc`, [
-    k,
-    JSON.stringify(after),
-  ])
-}
-
-/**
- * v with its object keys in the order jsonb keeps them (shorter first, then by UTF-8 bytes),
- * so an AddOp's "same JSON" check compares an element read back from jsonb with the new
- * one as the journal does, whatever order the caller wrote the keys in.
- */
-export function jsonbOrder(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(jsonbOrder)
-  if (v === null || typeof v !== 'object') return v
-  const keys = Object.keys(v).sort(
-    (a, b) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b)),
-  )
-  const out: Record<string, unknown> = {}
-  for (const k of keys)
-    Object.defineProperty(out, k, {
-      value: jsonbOrder((v as Record<string, unknown>)[k]),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    })
-  return out
-}
