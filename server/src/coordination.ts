@@ -2,7 +2,7 @@ import { minimatch } from 'minimatch'
 import type { Ctx } from './context.ts'
 import { authorize, inScope, roleAtLeast, roleOf, type Caller } from './auth.ts'
 import { conflict, forbidden, invalid } from './errors.ts'
-import type { StateReader, Tx } from './state.ts'
+import type { Read, StateReader, Tx } from './state.ts'
 import type { LeaseRec, RunRec, TaskRec } from './types.ts'
 
 // Tasks, runs, notes and path leases. Every check-then-write runs in one state transaction
@@ -107,14 +107,24 @@ export function createTask(
  */
 const coordLock = (repo: string): string => `coord:${repo}`
 
+/** fn in a transaction holding repo's coordination lock, `reads` read as it is taken (State.tx). */
+function onCoord<T>(ctx: Ctx, repo: string, reads: Read[], fn: (x: Tx) => Promise<T>): Promise<T> {
+  return ctx.state.tx([coordLock(repo)], fn, reads)
+}
+
 export async function claimTask(
   ctx: Ctx,
   caller: Caller,
   id: string,
   ttlS: number | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  const { repo } = await getTask(ctx, caller, id)
-  return ctx.state.tx([coordLock(repo)], async (x) => {
+  const { repo, run_id } = await getTask(ctx, caller, id)
+  const reads: Read[] = [
+    { c: 'tasks', k: id },
+    { c: 'repos', k: repo },
+    ...(run_id ? [{ c: 'runs', k: run_id } as const] : []),
+  ]
+  return onCoord(ctx, repo, reads, async (x) => {
     const t0 = await getTask(ctx, caller, id, x)
     await authorize(x, caller, 'coordinate', t0.repo, 'contributor')
     const t = await effectiveTask(x, t0, x.now)
@@ -161,10 +171,24 @@ async function liveRun(x: Tx, caller: Caller, id: string): Promise<RunRec> {
   return r
 }
 
-/** fn in a transaction under the lock of run id's repository (found first: a run never changes repository). */
-async function onRun<T>(ctx: Ctx, caller: Caller, id: string, fn: (x: Tx) => Promise<T>): Promise<T> {
-  const { repo } = await ownRun(ctx.state, caller, id)
-  return ctx.state.tx([coordLock(repo)], fn)
+/**
+ * fn in a transaction under the lock of run id's repository (found first: a run never changes
+ * repository), the run and its repository's record read with the lock, its task too if `withTask`.
+ */
+async function onRun<T>(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  withTask: boolean,
+  fn: (x: Tx) => Promise<T>,
+): Promise<T> {
+  const { repo, task } = await ownRun(ctx.state, caller, id)
+  const reads: Read[] = [
+    { c: 'runs', k: id },
+    { c: 'repos', k: repo },
+    ...(withTask ? [{ c: 'tasks', k: task } as const] : []),
+  ]
+  return onCoord(ctx, repo, reads, fn)
 }
 
 export function heartbeat(
@@ -173,7 +197,7 @@ export function heartbeat(
   id: string,
   ttlS: number | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  return onRun(ctx, caller, id, async (x) => {
+  return onRun(ctx, caller, id, false, async (x) => {
     const r = await liveRun(x, caller, id)
     const next: RunRec = {
       ...r,
@@ -186,7 +210,7 @@ export function heartbeat(
 }
 
 export function addNote(ctx: Ctx, caller: Caller, id: string, body: string): Promise<Record<string, unknown>> {
-  return onRun(ctx, caller, id, async (x) => {
+  return onRun(ctx, caller, id, false, async (x) => {
     // Notes are handoff text: allowed on finished runs too, so the next agent can read why.
     const r = await ownRun(x, caller, id)
     const nid = await x.nextId('note', 'note-')
@@ -204,7 +228,7 @@ export function releaseRun(
   outcome: 'done' | 'blocked' | 'abandoned',
   note: string | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  return onRun(ctx, caller, id, async (x) => {
+  return onRun(ctx, caller, id, true, async (x) => {
     const r = await liveRun(x, caller, id)
     const now = x.now.toISOString()
     const notes = [...r.notes]
@@ -307,7 +331,7 @@ export async function acquireLease(
   const holderRun = caller.run?.run_id
   // Under the repository's lock: no other lease of it can be taken between the overlap
   // check and this lease's write.
-  return ctx.state.tx([coordLock(repo)], async (x) => {
+  return onCoord(ctx, repo, [], async (x) => {
     for (const l of await liveLeases(x, repo, x.now)) {
       const same =
         holderRun !== undefined ? l.run_id === holderRun : l.run_id === undefined && l.principal === caller.principal
@@ -342,7 +366,11 @@ export async function acquireLease(
 
 export async function releaseLease(ctx: Ctx, caller: Caller, id: string): Promise<void> {
   const { repo } = inScope(caller, await ctx.state.get('leases', id), 'lease', id)
-  await ctx.state.tx([coordLock(repo)], async (x) => {
+  const reads: Read[] = [
+    { c: 'leases', k: id },
+    { c: 'repos', k: repo },
+  ]
+  await onCoord(ctx, repo, reads, async (x) => {
     const l = inScope(caller, await x.get('leases', id), 'lease', id)
     await authorize(x, caller, 'coordinate', l.repo, 'contributor')
     if (l.principal !== caller.principal && !roleAtLeast(await roleOf(x, l.repo, caller.principal), 'maintainer'))

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto'
 import { type AgwpError, conflict, errorBody, invalid } from './errors.ts'
-import type { Op, State, Tx } from './state.ts'
+import type { Op, Read, State, Tx } from './state.ts'
 import type { IdempotencyRec } from './types.ts'
 
 // Idempotency-Key: a state-changing request that carries one may be sent again (after a lost
@@ -84,28 +84,32 @@ export class IdempotencyKeys {
     // Hashed with the principal: keys of different principals never meet, and a record key
     // has one shape whatever the client sent.
     const k = crypto.createHash('sha256').update(`${principal}\n${key}`).digest('hex')
-    return this.state.tx([lockOf(k)], async (t) => {
-      const live = this.running.get(k)
-      if (live) {
-        if (live.fingerprint !== fp) throw reused()
-        return { kind: 'answer', outcome: live.outcome }
-      }
-      const rec = await t.get('idempotency', k)
-      if (rec && rec.principal === principal && Date.parse(rec.expires_at) > t.now.getTime()) {
-        if (rec.fingerprint !== fp) throw reused()
-        if (rec.state === 'answered' && rec.status !== undefined)
-          return { kind: 'answer', outcome: Promise.resolve({ status: rec.status, body: rec.body }) }
-        const e = conflict(
-          'the request with this Idempotency-Key was applied, but its answer was not kept; read the current state instead of repeating it',
-          { header: 'Idempotency-Key' },
-        )
-        return { kind: 'answer', outcome: Promise.resolve({ status: e.status, body: errorBody(e) }) }
-      }
-      // An expired record goes now, under the key's lock: a sweep that read it cannot later
-      // delete the fresh record this request writes.
-      if (rec) t.write({ c: 'idempotency', k, v: null })
-      return this.start(k, principal, fp, t.now)
-    })
+    // The record read with the lock, in the round trip that takes it.
+    return this.state.tx([lockOf(k)], (t) => this.decide(t, k, principal, fp), [{ c: 'idempotency', k }])
+  }
+
+  /** Under the key's lock: answer a repeat, or start the first run. */
+  private async decide(t: Tx, k: string, principal: string, fp: string): Promise<Begin> {
+    const live = this.running.get(k)
+    if (live) {
+      if (live.fingerprint !== fp) throw reused()
+      return { kind: 'answer', outcome: live.outcome }
+    }
+    const rec = await t.get('idempotency', k)
+    if (rec && rec.principal === principal && Date.parse(rec.expires_at) > t.now.getTime()) {
+      if (rec.fingerprint !== fp) throw reused()
+      if (rec.state === 'answered' && rec.status !== undefined)
+        return { kind: 'answer', outcome: Promise.resolve({ status: rec.status, body: rec.body }) }
+      const e = conflict(
+        'the request with this Idempotency-Key was applied, but its answer was not kept; read the current state instead of repeating it',
+        { header: 'Idempotency-Key' },
+      )
+      return { kind: 'answer', outcome: Promise.resolve({ status: e.status, body: errorBody(e) }) }
+    }
+    // An expired record goes now, under the key's lock: a sweep that read it cannot later
+    // delete the fresh record this request writes.
+    if (rec) t.write({ c: 'idempotency', k, v: null })
+    return this.start(k, principal, fp, t.now)
   }
 
   /** Register a first run of key k and the view of the state it runs with. */
@@ -129,7 +133,7 @@ export class IdempotencyKeys {
           Buffer.byteLength(text) <= MAX_KEPT_BODY_BYTES
             ? { ...base, state: 'answered', status: o.status, body: o.body }
             : base
-        await this.state.tx([lockOf(k)], async (t) => t.write({ c: 'idempotency', k, v: kept }))
+        await this.state.commit([lockOf(k)], [{ c: 'idempotency', k, v: kept }])
       } catch {
         // The effect is journaled, its answer is not (e.g. a full disk): the client still gets
         // it now, and a repeat learns that the request was applied (409), never a second effect.
@@ -187,9 +191,9 @@ class MarkedState implements State {
     return this.inner.backend
   }
 
-  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, reads?: readonly Read[]): Promise<T> {
     let wrote = false
-    const out = this.inner.tx(locks, async (t) => {
+    const marked = async (t: Tx): Promise<T> => {
       const view: Tx = {
         get: (c, k) => t.get(c, k),
         getMany: (c, keys) => t.getMany(c, keys),
@@ -210,11 +214,18 @@ class MarkedState implements State {
       const r = await fn(view)
       if (wrote) t.write(this.mark)
       return r
-    })
+    }
+    const out = this.inner.tx(locks, marked, reads)
     return out.then((r) => {
       if (wrote) this.applied = true
       return r
     })
+  }
+
+  async commit(locks: readonly string[], ops: readonly Op[]): Promise<void> {
+    if (ops.length === 0) return this.inner.commit(locks, ops)
+    await this.inner.commit(locks, [...ops, this.mark])
+    this.applied = true
   }
 
   get: State['get'] = (c, k) => this.inner.get(c, k)

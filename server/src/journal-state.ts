@@ -1,5 +1,5 @@
 import { KeyedMutex } from './mutex.ts'
-import type { IndexName, Indexed, Op, Scope, State, Tx } from './state.ts'
+import type { IndexName, Indexed, Op, Read, Scope, State, Tx } from './state.ts'
 import type { Store } from './store.ts'
 import type { CollectionName, Collections } from './types.ts'
 
@@ -44,8 +44,12 @@ export class JournalState implements State {
     return this.store.tokenByHash(h)
   }
 
-  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+  /** `reads` is not needed: the store's reads are in memory. */
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, _reads?: readonly Read[]): Promise<T> {
     return this.locks.runAll(locks, () => this.run(fn))
+  }
+  commit(locks: readonly string[], ops: readonly Op[]): Promise<void> {
+    return this.tx(locks, async (t) => t.write(...ops))
   }
 
   /** fn's run and its one commit, under locks already held. */

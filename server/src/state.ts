@@ -37,6 +37,12 @@ export interface AddOp {
 }
 export type Op = PutOp | SetOp | AddOp
 
+/** A record a transaction expects to read (State.tx's `reads`). */
+export interface Read {
+  c: Exclude<CollectionName, 'counters'>
+  k: string
+}
+
 /**
  * Secondary indexes both backends keep (the journal in memory, PostgreSQL as SQL indexes):
  * the records of a collection grouped by a key, so a request reads one proposal's reviews
@@ -121,8 +127,19 @@ export interface State extends StateReader {
    * `ws:<id>`, `token:<id>`, `key:<id>`, `idem:<key>`. Throws what
    * fn throws (nothing written), or 507 `storage_full` / the backend's error when the
    * commit fails (nothing written either).
+   *
+   * `reads` names records fn is expected to get, a hint: fn may read others, or not these.
+   * PostgreSQL reads them in the round trip that takes the locks and answers fn's gets of
+   * them from there, as they were once the locks were held (one round trip per record less
+   * while the locks are held); the journal, whose reads cost nothing, ignores it.
    */
-  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T>
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, reads?: readonly Read[]): Promise<T>
+  /**
+   * Commit ops holding the locks, reading nothing first: what `tx(locks, async (t) =>
+   * t.write(...ops))` does, in one round trip on PostgreSQL (two when a set or add must read
+   * its row). Throws as tx does, nothing written.
+   */
+  commit(locks: readonly string[], ops: readonly Op[]): Promise<void>
   /** the clock expiry is judged by (see Tx.now) */
   now(): Promise<Date>
   /** a fresh request scope */

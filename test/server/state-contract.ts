@@ -1,6 +1,13 @@
 import type { Test } from 'tap'
 import type { IndexName, State } from '../../server/src/state.ts'
-import type { IdempotencyRec, LeaseRec, ProposalRec, TaskRec, TokenRec } from '../../server/src/types.ts'
+import {
+  DEFAULT_POLICY,
+  type IdempotencyRec,
+  type LeaseRec,
+  type ProposalRec,
+  type TaskRec,
+  type TokenRec,
+} from '../../server/src/types.ts'
 import { leaseRecord, proposalRecord, reviewRecord } from './helpers.ts'
 
 // What any State backend must do (server/src/state.ts), as tests a backend's own test file
@@ -74,6 +81,65 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
     await s.tx([], async (x) => x.write({ c: 'tasks', k: 'task-1', v: null }))
     t.equal(await s.get('tasks', 'task-1'), undefined, 'deleted')
     t.same(await s.all('tasks'), [], 'and gone from all()')
+  })
+
+  on('commit applies ops as a tx that only writes them', async (t, s) => {
+    await s.commit(['repo:demo'], [{ c: 'tasks', k: 'task-1', v: task('task-1', 'demo') }])
+    t.same(await s.get('tasks', 'task-1'), task('task-1', 'demo'), 'a put')
+    await s.commit(
+      ['b', 'a', 'b'],
+      [
+        { c: 'tasks', k: 'task-1', at: ['title'], v: 'renamed' },
+        { c: 'tasks', k: 'task-1', at: ['paths'], add: 'src/**' },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'counters', k: 'n', v: 4 },
+      ],
+    )
+    const got = await s.get('tasks', 'task-1')
+    t.equal(got?.title, 'renamed', 'a set')
+    t.same(got?.paths, ['src/**'], 'an add')
+    t.same(ids(await s.byIndex('tasksByRepo', 'demo')), ['task-1', 'task-2'], 'several records, indexed')
+    t.equal(await s.get('counters', 'n'), 4, 'a counter')
+    await s.commit([], [{ c: 'tasks', k: 'task-9', at: ['title'], v: 'x' }])
+    t.equal(await s.get('tasks', 'task-9'), undefined, 'a set on an absent record makes none')
+    await s.commit([], [])
+    await s.commit(['a'], [{ c: 'tasks', k: 'task-2', v: null }])
+    t.same(ids(await s.all('tasks')), ['task-1'], 'a delete')
+  })
+
+  on('tx reads: named records are read with the lock, others as usual', async (t, s) => {
+    await s.commit(
+      [],
+      [
+        { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'repos', k: 'demo', v: { policy: DEFAULT_POLICY, roles: {} } },
+      ],
+    )
+    const out = await s.tx(
+      ['coord:demo'],
+      async (x) => {
+        x.write({ c: 'tasks', k: 'task-1', at: ['title'], v: 'changed' })
+        return {
+          named: (await x.get('tasks', 'task-1'))?.title,
+          again: (await x.get('tasks', 'task-1'))?.title,
+          absent: await x.get('tasks', 'task-9'),
+          repo: (await x.get('repos', 'demo'))?.roles,
+          unnamed: (await x.get('tasks', 'task-2'))?.id,
+        }
+      },
+      [
+        { c: 'tasks', k: 'task-1' },
+        { c: 'tasks', k: 'task-9' },
+        { c: 'repos', k: 'demo' },
+      ],
+    )
+    t.same(
+      out,
+      { named: 'task-1', again: 'task-1', absent: undefined, repo: {}, unnamed: 'task-2' },
+      'named records as they were, without the queued write; an absent one absent; one not named read as usual',
+    )
+    t.equal((await s.get('tasks', 'task-1'))?.title, 'changed', 'the write committed')
   })
 
   on('getMany reads records in the order asked', async (t, s) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { openState } from '../../server/src/open-state.ts'
 import { PgState } from '../../server/src/pg/pg-state.ts'
-import { withPostgres } from '../helpers/postgres.ts'
+import { until, withPostgres } from '../helpers/postgres.ts'
 import { stateContract, task } from './state-contract.ts'
 
 // The State contract on the PostgreSQL backend: a real server (test/helpers/postgres.ts), a
@@ -30,7 +30,10 @@ await withPostgres(t, async (db) => {
     t.teardown(() => s.close())
     await t.rejects(
       s.tx([], async (x) =>
-        x.write({ c: 'tasks', k: 'task-1', v: task('task-1', 'demo') }, { c: 'tasks', k: 'x\0y', v: task('x', 'demo') }),
+        x.write(
+          { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+          { c: 'tasks', k: 'x\0y', v: task('x', 'demo') },
+        ),
       ),
       { message: /NUL/ },
       'in a key',
@@ -47,6 +50,42 @@ await withPostgres(t, async (db) => {
       ['task-2'],
       'the next transaction runs as usual',
     )
+  })
+
+  t.test("postgres: commit and a tx's reads wait for the lock another instance holds", async (t) => {
+    const url = await db.fresh()
+    const { state: a } = await PgState.open(url)
+    const { state: b } = await PgState.open(url)
+    const { state: c } = await PgState.open(url)
+    t.teardown(() => Promise.all([a.close(), b.close(), c.close()]))
+    await a.commit([], [{ c: 'tasks', k: 'task-1', v: task('task-1', 'demo') }])
+    let release!: () => void
+    const holding = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const inside = new Promise<void>((r) => (entered = r))
+    const aTx = a.tx(['coord:demo'], async (x) => {
+      entered()
+      await holding
+      x.write({ c: 'tasks', k: 'task-1', at: ['title'], v: 'by a' })
+    })
+    await inside
+    // b and c are other processes: only the advisory lock keeps them out
+    const bTx = b.tx(['coord:demo'], async (x) => (await x.get('tasks', 'task-1'))?.title, [
+      { c: 'tasks', k: 'task-1' },
+    ])
+    const cCommit = c.commit(['coord:demo'], [{ c: 'tasks', k: 'task-1', at: ['body'], v: 'by c' }])
+    await until(
+      'b and c wait on the lock',
+      async () => (await a.sql("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rowCount === 2,
+    )
+    const before = await a.get('tasks', 'task-1')
+    t.same([before?.title, before?.body], ['task-1', ''], 'nothing written while a holds the lock')
+    release()
+    await aTx
+    t.equal(await bTx, 'by a', "b's read with the lock saw a's write: it was read once the lock was b's")
+    await cCommit
+    const got = await a.get('tasks', 'task-1')
+    t.same([got?.title, got?.body], ['by a', 'by c'], "c's commit came after, on the row a left")
   })
 
   t.test('postgres: idsByIndex names the keys byIndex reads', async (t) => {

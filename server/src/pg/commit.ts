@@ -7,7 +7,9 @@ import { TABLES } from './schema.ts'
 // A transaction's queued writes and its COMMIT, in at most two round trips whatever their
 // number: (1) the records whose first op is a set or add, read FOR UPDATE, every table's in
 // one query; (2) their ops folded in JS (ops.ts, as the journal folds them), then one delete
-// and one multi-row upsert per table, and COMMIT, in one more. Sent one statement per record,
+// and one multi-row upsert per table, and COMMIT, in one more. A transaction that reads
+// nothing (State.commit) sends its BEGIN and locks in the first of them, so a blind write is
+// one round trip. Sent one statement per record,
 // a lease release with its idempotency mark took four round trips, and under the repository's
 // lock each is paid by every transaction queued behind it; each also costs this process a
 // socket write (on the scale bench, socket writes were 37% of ag-server's busy CPU) and
@@ -30,7 +32,7 @@ export function literal(s: string): string {
   return s.includes('\\') ? `E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`
 }
 
-const table = (c: CollectionName): string => {
+export const table = (c: CollectionName): string => {
   const t = TABLES[c]
   if (!t) throw new Error(`unknown collection ${String(c)}`)
   return t
@@ -38,8 +40,11 @@ const table = (c: CollectionName): string => {
 
 const inList = (keys: Iterable<string>): string => [...keys].map(literal).join(', ')
 
-/** Apply ops (in order, atomically with the rest of the transaction) and COMMIT. */
-export async function commitOps(send: SimpleQuery, ops: readonly Op[]): Promise<void> {
+/**
+ * Apply ops (in order, atomically with the rest of the transaction) and COMMIT. `opening`:
+ * statements to send first, in the same round trip (a blind write's BEGIN and locks).
+ */
+export async function commitOps(send: SimpleQuery, ops: readonly Op[], opening: readonly string[] = []): Promise<void> {
   const records = new Map<string, Op[]>()
   for (const op of ops) {
     const id = `${op.c}\n${op.k}`
@@ -47,34 +52,46 @@ export async function commitOps(send: SimpleQuery, ops: readonly Op[]): Promise<
     if (list) list.push(op)
     else records.set(id, [op])
   }
-  const before = await lockedRows(send, [...records.values()])
-  const statements = writes([...records.values()], before)
-  await send([...statements, 'COMMIT'].join(';\n'))
+  const reads = lockedRowsSql([...records.values()])
+  let before = new Map<string, Map<string, unknown>>()
+  let first = opening
+  if (reads.length > 0) {
+    const results = await send([...first, ...reads.map((r) => r.sql)].join(';\n'))
+    before = new Map(reads.map((r, i) => [r.table, rowsByKey(results[first.length + i])]))
+    first = []
+  }
+  await send([...first, ...writes([...records.values()], before), 'COMMIT'].join(';\n'))
 }
 
-const readsFirst = (ops: readonly Op[]): boolean => 'at' in (ops[0] as Op) && (ops[0] as Op).c !== 'counters'
+/** The rows of a `SELECT k, doc` result, by key. */
+export const rowsByKey = (r: pg.QueryResult | undefined): Map<string, unknown> =>
+  new Map((r?.rows ?? []).map((row: { k: string; doc: unknown }) => [row.k, row.doc]))
 
-/** The rows a set or add starts from, locked until COMMIT, by table, then key (absent: not there). */
-async function lockedRows(send: SimpleQuery, records: readonly Op[][]): Promise<Map<string, Map<string, unknown>>> {
+/** `SELECT k, doc` of some records, locked FOR UPDATE or not: one statement per table. */
+export function readSql(
+  records: Iterable<{ table: string; k: string }>,
+  forUpdate: boolean,
+): { table: string; sql: string }[] {
   const keys = new Map<string, Set<string>>()
-  for (const ops of records) {
-    if (!readsFirst(ops)) continue
-    const { c, k } = ops[0] as Op
-    const t = table(c)
+  for (const { table: t, k } of records) {
     const set = keys.get(t) ?? new Set<string>()
     set.add(k)
     keys.set(t, set)
   }
-  const out = new Map<string, Map<string, unknown>>()
-  if (keys.size === 0) return out
-  const tables = [...keys.keys()]
-  const results = await send(
-    tables.map((t) => `SELECT k, doc FROM ${t} WHERE k IN (${inList(keys.get(t) ?? [])}) FOR UPDATE`).join(';\n'),
+  return [...keys].map(([t, ks]) => ({
+    table: t,
+    sql: `SELECT k, doc FROM ${t} WHERE k IN (${inList(ks)})${forUpdate ? ' FOR UPDATE' : ''}`,
+  }))
+}
+
+const readsFirst = (ops: readonly Op[]): boolean => 'at' in (ops[0] as Op) && (ops[0] as Op).c !== 'counters'
+
+/** The reads of the rows a set or add starts from, locked until COMMIT. */
+function lockedRowsSql(records: readonly Op[][]): { table: string; sql: string }[] {
+  return readSql(
+    records.filter(readsFirst).map((ops) => ({ table: table((ops[0] as Op).c), k: (ops[0] as Op).k })),
+    true,
   )
-  tables.forEach((t, i) => {
-    out.set(t, new Map((results[i]?.rows ?? []).map((r: { k: string; doc: unknown }) => [r.k, r.doc])))
-  })
-  return out
 }
 
 /** The statements that leave every record as its ops say: per table, the deletes, then one upsert. */

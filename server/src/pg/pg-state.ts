@@ -1,11 +1,11 @@
 import pg from 'pg'
 import { KeyedMutex } from '../mutex.ts'
-import type { IndexName, Indexed, Op, Scope, State, StateReader, Tx } from '../state.ts'
+import type { IndexName, Indexed, Op, Read, Scope, State, StateReader, Tx } from '../state.ts'
 import type { CollectionName, Collections } from '../types.ts'
 import { isUnreachable, unreachableAs503 } from './errors.ts'
 import { migrate, requireSchema, type Migrated } from './migrate.ts'
-import { commitOps, literal, type SimpleQuery } from './commit.ts'
-import { INDEX_SQL, TABLES } from './schema.ts'
+import { commitOps, literal, readSql, rowsByKey, type SimpleQuery, table } from './commit.ts'
+import { INDEX_SQL } from './schema.ts'
 import { databaseHost } from './url.ts'
 
 // The PostgreSQL backend of State (state.ts): several ag-server processes on one database.
@@ -36,14 +36,8 @@ function statementName(sql: string): string {
 }
 
 /** client.query with a name when one is given. */
-const run = (client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], name?: string) =>
+const queryOn = (client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[], name?: string) =>
   name === undefined ? client.query(sql, params) : client.query({ name, text: sql, values: params ?? [] })
-
-const table = (c: CollectionName): string => {
-  const t = TABLES[c]
-  if (!t) throw new Error(`unknown collection ${String(c)}`)
-  return t
-}
 
 /** The reads of StateReader over one way to run a query (the pool, or a transaction's connection). */
 class Reader implements StateReader {
@@ -115,8 +109,14 @@ class PgTx extends Reader implements Tx {
     q: Query,
     readonly now: Date,
     private readonly state: PgState,
+    /** the records read with the locks (State.tx's `reads`), by `${collection}\n${key}`; absent: undefined */
+    private readonly fetched: ReadonlyMap<string, unknown>,
   ) {
     super(q)
+  }
+  override async get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined> {
+    const id = `${c}\n${k}`
+    return this.fetched.has(id) ? (this.fetched.get(id) as Collections[C] | undefined) : super.get(c, k)
   }
   nextId(name: string, prefix: string): Promise<string> {
     return this.state.nextId(name, prefix)
@@ -197,12 +197,43 @@ export class PgState extends Reader implements State {
    */
   private readonly queued = new KeyedMutex()
 
-  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
-    return this.queued.runAll(locks, () => this.txOnPool(locks, fn))
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, reads: readonly Read[] = []): Promise<T> {
+    return this.queued.runAll(locks, () =>
+      this.onConnection(async (q, simple) => {
+        // One round trip: BEGIN, the locks, the clock, then the records fn is expected to read.
+        const opening = openingOf(locks)
+        const fetching = readSql(
+          reads.map((r) => ({ table: table(r.c), k: r.k })),
+          false,
+        )
+        const results = await simple([...opening, 'SELECT now() AS now', ...fetching.map((f) => f.sql)].join('; '))
+        const found = new Map(fetching.map((f, i) => [f.table, rowsByKey(results[opening.length + 1 + i])]))
+        const fetched = new Map(reads.map((r) => [`${r.c}\n${r.k}`, found.get(table(r.c))?.get(r.k)]))
+        const t = new PgTx(q, results[opening.length]?.rows[0]?.now as Date, this, fetched)
+        let result: T
+        try {
+          result = await fn(t)
+        } finally {
+          t.open = false
+        }
+        await commitOps(simple, t.ops)
+        return result
+      }),
+    )
   }
 
-  /** fn in one transaction on a pooled connection, holding the advisory locks. */
-  private async txOnPool<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+  commit(locks: readonly string[], ops: readonly Op[]): Promise<void> {
+    if (ops.length === 0) return Promise.resolve()
+    // BEGIN and the locks go with the first statement that needs them: one round trip, two
+    // when a set or add reads its row
+    return this.queued.runAll(locks, () => this.onConnection((_q, simple) => commitOps(simple, ops, openingOf(locks))))
+  }
+
+  /**
+   * Run on a pooled connection: a statement it throws on is rolled back, a connection that
+   * failed is not handed to the next transaction.
+   */
+  private async onConnection<T>(run: (q: Query, simple: SimpleQuery) => Promise<T>): Promise<T> {
     let client: pg.PoolClient
     try {
       client = await this.pool.connect()
@@ -217,7 +248,7 @@ export class PgState extends Reader implements State {
     }
     client.on('error', onError)
     const q: Query = (sql, params, name) =>
-      run(client, sql, params, name).catch((e: unknown) => {
+      queryOn(client, sql, params, name).catch((e: unknown) => {
         // a statement the database refused leaves the connection usable (ROLLBACK below)
         if (isUnreachable(e)) broken ??= e
         return Promise.reject(unreachableAs503(e, this.host))
@@ -228,27 +259,11 @@ export class PgState extends Reader implements State {
       return Array.isArray(r) ? r : [r]
     }
     try {
-      // One round trip: BEGIN, the locks (sorted and deduplicated: two transactions naming the
-      // same keys take them in one order, so they cannot deadlock), then the clock.
-      const locking = [...new Set(locks)]
-        .sort()
-        .map((l) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(l)}, 0));`)
-      const results = await simple(`BEGIN; ${locking.join(' ')} SELECT now() AS now`)
-      const rows = results[results.length - 1]?.rows ?? []
-      const t = new PgTx(q, rows[0].now as Date, this)
-      let result: T
-      try {
-        result = await fn(t)
-      } finally {
-        t.open = false
-      }
-      await commitOps(simple, t.ops)
-      return result
+      return await run(q, simple)
     } catch (e) {
       if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined)
       throw e
     } finally {
-      // A connection that failed is not handed to the next transaction.
       client.off('error', onError)
       client.release(broken instanceof Error ? broken : undefined)
     }
@@ -294,8 +309,19 @@ function newPool(url: string, max: number, idleInTransactionMs: number): pg.Pool
   return pool
 }
 
+/**
+ * BEGIN and the advisory locks, sorted and deduplicated: two transactions naming the same
+ * keys take them in one order, so they cannot deadlock.
+ */
+function openingOf(locks: readonly string[]): string[] {
+  return [
+    'BEGIN',
+    ...[...new Set(locks)].sort().map((l) => `SELECT pg_advisory_xact_lock(hashtextextended(${literal(l)}, 0))`),
+  ]
+}
+
 /** Autocommit queries on a pool, an unreachable database answered as 503. */
 const guarded =
   (pool: pg.Pool, host: string): Query =>
   (sql, params, name) =>
-    run(pool, sql, params, name).catch((e: unknown) => Promise.reject(unreachableAs503(e, host)))
+    queryOn(pool, sql, params, name).catch((e: unknown) => Promise.reject(unreachableAs503(e, host)))
