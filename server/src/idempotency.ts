@@ -202,7 +202,7 @@ class MarkedState implements State {
         byIndex: (n, k) => t.byIndex(n, k),
         idsByIndex: (n, k) => t.idsByIndex(n, k),
         indexKeys: (n) => t.indexKeys(n),
-        tokenByHash: (h) => t.tokenByHash(h),
+        credentials: (h, runId) => t.credentials(h, runId),
         nextId: (name, prefix) => t.nextId(name, prefix),
         write: (...ops) => {
           if (ops.length > 0) wrote = true
@@ -235,7 +235,7 @@ class MarkedState implements State {
   byIndex: State['byIndex'] = (n, k) => this.inner.byIndex(n, k)
   idsByIndex: State['idsByIndex'] = (n, k) => this.inner.idsByIndex(n, k)
   indexKeys: State['indexKeys'] = (n) => this.inner.indexKeys(n)
-  tokenByHash: State['tokenByHash'] = (h) => this.inner.tokenByHash(h)
+  credentials: State['credentials'] = (h, runId) => this.inner.credentials(h, runId)
   now: State['now'] = () => this.inner.now()
   newScope: State['newScope'] = () => this.inner.newScope()
   settle: State['settle'] = (s) => this.inner.settle(s)

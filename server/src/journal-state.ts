@@ -1,5 +1,5 @@
 import { KeyedMutex } from './mutex.ts'
-import type { IndexName, Indexed, Op, Read, Scope, State, Tx } from './state.ts'
+import type { Credentials, IndexName, Indexed, Op, Read, Scope, State, Tx } from './state.ts'
 import type { Store } from './store.ts'
 import type { CollectionName, Collections } from './types.ts'
 
@@ -40,8 +40,15 @@ export class JournalState implements State {
   async indexKeys(name: IndexName): Promise<string[]> {
     return this.store.indexKeys(name)
   }
-  async tokenByHash(h: string): Promise<Collections['tokens'] | undefined> {
-    return this.store.tokenByHash(h)
+  async credentials(h: string, runId: string | undefined): Promise<Credentials> {
+    return this.read(h, runId, new Date())
+  }
+  private read(h: string, runId: string | undefined, now: Date): Credentials {
+    return {
+      token: this.store.tokenByHash(h),
+      run: runId === undefined ? undefined : this.store.get('runs', runId),
+      now,
+    }
   }
 
   /** `reads` is not needed: the store's reads are in memory. */
@@ -65,7 +72,7 @@ export class JournalState implements State {
       byIndex: (name, key) => this.byIndex(name, key),
       idsByIndex: (name, key) => this.idsByIndex(name, key),
       indexKeys: (name) => this.indexKeys(name),
-      tokenByHash: (h) => this.tokenByHash(h),
+      credentials: async (h, runId) => this.read(h, runId, t.now),
       nextId: async (name, prefix) => {
         if (!open) throw new Error('transaction already ended: nextId after its fn returned')
         counters.add(name)

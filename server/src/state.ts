@@ -63,6 +63,13 @@ export interface IndexCollections {
 export type IndexName = keyof IndexCollections
 export type Indexed<N extends IndexName> = Collections[IndexCollections[N]]
 
+/** The records authenticate reads, and the clock it judges their expiry by. */
+export interface Credentials {
+  token: Collections['tokens'] | undefined
+  run: Collections['runs'] | undefined
+  now: Date
+}
+
 /** Reads, outside or inside a transaction. Records come back as copies the caller may keep. */
 export interface StateReader {
   get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined>
@@ -85,8 +92,12 @@ export interface StateReader {
   idsByIndex(name: IndexName, key: string): Promise<string[]>
   /** the keys an index holds records under, in no set order */
   indexKeys(name: IndexName): Promise<string[]>
-  /** the token whose secret hashes to h */
-  tokenByHash(h: string): Promise<Collections['tokens'] | undefined>
+  /**
+   * What authenticating a request reads (auth.ts), together, in one round trip on PostgreSQL:
+   * the token whose secret hashes to h, the run named (AGWP-Run), and the clock their expiry
+   * is judged by (inside a transaction, its Tx.now).
+   */
+  credentials(h: string, runId: string | undefined): Promise<Credentials>
 }
 
 /** One transaction: reads, then writes queued to commit together when fn returns. */

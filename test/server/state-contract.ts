@@ -8,7 +8,7 @@ import {
   type TaskRec,
   type TokenRec,
 } from '../../server/src/types.ts'
-import { leaseRecord, proposalRecord, reviewRecord } from './helpers.ts'
+import { leaseRecord, proposalRecord, reviewRecord, runRecord } from './helpers.ts'
 
 // What any State backend must do (server/src/state.ts), as tests a backend's own test file
 // registers with stateContract(t, name, open): the journal's in state-journal.test.ts, the
@@ -227,7 +227,7 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
       ],
       'a set, a delete, and a put followed by a set',
     )
-    t.equal((await s.tokenByHash('h1'))?.id, 'tok-2', 'the hash found on the new token')
+    t.equal((await s.credentials('h1', undefined)).token?.id, 'tok-2', 'the hash found on the new token')
     t.equal(await s.get('tokens', 'tok-1'), undefined)
     t.equal(await s.get('counters', 'c'), 6, 'the last put of a counter')
     t.same(ids(await s.byIndex('unreleasedLeasesByRun', 'run-1')), ['lease-1'])
@@ -328,14 +328,25 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
     t.same(await keysOf('reviewsByProposal'), [])
   })
 
-  on('tokenByHash follows the token', async (t, s) => {
+  on('credentials: the token by its hash, the run named, the clock, together', async (t, s) => {
+    const token1 = async (): Promise<TokenRec | undefined> => (await s.credentials('h1', undefined)).token
     await s.tx([], async (x) => x.write({ c: 'tokens', k: 'tok-1', v: token('tok-1', 'h1') }))
-    t.equal((await s.tokenByHash('h1'))?.id, 'tok-1')
-    t.equal(await s.tokenByHash('h2'), undefined)
+    t.equal((await token1())?.id, 'tok-1')
+    t.equal((await s.credentials('h2', undefined)).token, undefined, 'an unknown hash')
     await s.tx([], async (x) => x.write({ c: 'tokens', k: 'tok-1', at: ['revoked'], v: true }))
-    t.equal((await s.tokenByHash('h1'))?.revoked, true, 'a field change is seen through the hash')
+    t.equal((await token1())?.revoked, true, 'a field change is seen through the hash')
+    await s.tx([], async (x) => x.write({ c: 'runs', k: 'run-1', v: runRecord('run-1', 'task-1', 'demo') }))
+    const got = await s.credentials('h1', 'run-1')
+    t.equal(got.run?.run_id, 'run-1', 'the run named')
+    t.equal(got.token?.id, 'tok-1', 'beside the token')
+    t.ok(got.now instanceof Date && !Number.isNaN(got.now.getTime()), 'and the clock')
+    t.equal((await s.credentials('h1', 'run-9')).run, undefined, 'an unknown run')
+    t.equal((await s.credentials('h1', undefined)).run, undefined, 'none named')
+    await s.tx([], async (x) => {
+      t.equal((await x.credentials('h1', undefined)).now.getTime(), x.now.getTime(), "inside a tx, the tx's clock")
+    })
     await s.tx([], async (x) => x.write({ c: 'tokens', k: 'tok-1', v: null }))
-    t.equal(await s.tokenByHash('h1'), undefined, 'a deleted token is not found')
+    t.equal(await token1(), undefined, 'a deleted token is not found')
   })
 
   on('a tx whose fn throws writes nothing', async (t, s) => {

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { KeyedMutex } from '../mutex.ts'
-import type { IndexName, Indexed, Op, Read, Scope, State, StateReader, Tx } from '../state.ts'
+import type { Credentials, IndexName, Indexed, Op, Read, Scope, State, StateReader, Tx } from '../state.ts'
 import type { CollectionName, Collections } from '../types.ts'
 import { isUnreachable, unreachableAs503 } from './errors.ts'
 import { migrate, requireSchema, type Migrated } from './migrate.ts'
@@ -95,9 +95,13 @@ class Reader implements StateReader {
     )
     return rows.map((r) => r.key)
   }
-  async tokenByHash(h: string): Promise<Collections['tokens'] | undefined> {
-    const { rows } = await this.read('SELECT doc FROM tokens WHERE hash = $1', [h])
-    return rows[0]?.doc
+  async credentials(h: string, runId: string | undefined): Promise<Credentials> {
+    const { rows } = await this.read(
+      'SELECT now() AS now, (SELECT doc FROM tokens WHERE hash = $1) AS token, (SELECT doc FROM runs WHERE k = $2) AS run',
+      [h, runId ?? null],
+    )
+    const row = rows[0] as { now: Date; token: Credentials['token'] | null; run: Credentials['run'] | null }
+    return { token: row.token ?? undefined, run: row.run ?? undefined, now: row.now }
   }
 }
 
