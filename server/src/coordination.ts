@@ -173,23 +173,25 @@ async function liveRun(x: Tx, caller: Caller, id: string): Promise<RunRec> {
 
 /**
  * fn in a transaction under the lock of run id's repository (found first: a run never changes
- * repository), the run and its repository's record read with the lock, its task too if `withTask`.
+ * repository), the run, its repository's record and what `more` names read with the lock.
  */
 async function onRun<T>(
   ctx: Ctx,
   caller: Caller,
   id: string,
-  withTask: boolean,
+  more: (r: RunRec) => Read[],
   fn: (x: Tx) => Promise<T>,
 ): Promise<T> {
-  const { repo, task } = await ownRun(ctx.state, caller, id)
-  const reads: Read[] = [
-    { c: 'runs', k: id },
-    { c: 'repos', k: repo },
-    ...(withTask ? [{ c: 'tasks', k: task } as const] : []),
-  ]
-  return onCoord(ctx, repo, reads, fn)
+  const r = await ownRun(ctx.state, caller, id)
+  const reads: Read[] = [{ c: 'runs', k: id }, { c: 'repos', k: r.repo }, ...more(r)]
+  return onCoord(ctx, r.repo, reads, fn)
 }
+
+/** A run's release reads its task and its leases. */
+const releaseReads = (r: RunRec): Read[] => [
+  { c: 'tasks', k: r.task },
+  { index: 'unreleasedLeasesByRun', key: r.run_id },
+]
 
 export function heartbeat(
   ctx: Ctx,
@@ -197,28 +199,40 @@ export function heartbeat(
   id: string,
   ttlS: number | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  return onRun(ctx, caller, id, false, async (x) => {
-    const r = await liveRun(x, caller, id)
-    const next: RunRec = {
-      ...r,
-      lease_expires_at: deadline(x.now, ttlS ?? DEFAULT_TTL_S),
-      updated_at: x.now.toISOString(),
-    }
-    x.write({ c: 'runs', k: id, v: next })
-    return { run: next, now: x.now }
-  })
+  return onRun(
+    ctx,
+    caller,
+    id,
+    () => [],
+    async (x) => {
+      const r = await liveRun(x, caller, id)
+      const next: RunRec = {
+        ...r,
+        lease_expires_at: deadline(x.now, ttlS ?? DEFAULT_TTL_S),
+        updated_at: x.now.toISOString(),
+      }
+      x.write({ c: 'runs', k: id, v: next })
+      return { run: next, now: x.now }
+    },
+  )
 }
 
 export function addNote(ctx: Ctx, caller: Caller, id: string, body: string): Promise<Record<string, unknown>> {
-  return onRun(ctx, caller, id, false, async (x) => {
-    // Notes are handoff text: allowed on finished runs too, so the next agent can read why.
-    const r = await ownRun(x, caller, id)
-    const nid = await x.nextId('note', 'note-')
-    const at = x.now.toISOString()
-    const note = { id: nid, run_id: id, author: `${r.principal}#${r.run_id}`, body, created_at: at }
-    x.write({ c: 'runs', k: id, v: { ...r, notes: [...r.notes, note], updated_at: at } })
-    return note
-  })
+  return onRun(
+    ctx,
+    caller,
+    id,
+    () => [],
+    async (x) => {
+      // Notes are handoff text: allowed on finished runs too, so the next agent can read why.
+      const r = await ownRun(x, caller, id)
+      const nid = await x.nextId('note', 'note-')
+      const at = x.now.toISOString()
+      const note = { id: nid, run_id: id, author: `${r.principal}#${r.run_id}`, body, created_at: at }
+      x.write({ c: 'runs', k: id, v: { ...r, notes: [...r.notes, note], updated_at: at } })
+      return note
+    },
+  )
 }
 
 export function releaseRun(
@@ -228,7 +242,7 @@ export function releaseRun(
   outcome: 'done' | 'blocked' | 'abandoned',
   note: string | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  return onRun(ctx, caller, id, true, async (x) => {
+  return onRun(ctx, caller, id, releaseReads, async (x) => {
     const r = await liveRun(x, caller, id)
     const now = x.now.toISOString()
     const notes = [...r.notes]
@@ -331,7 +345,7 @@ export async function acquireLease(
   const holderRun = caller.run?.run_id
   // Under the repository's lock: no other lease of it can be taken between the overlap
   // check and this lease's write.
-  return onCoord(ctx, repo, [], async (x) => {
+  return onCoord(ctx, repo, [{ index: 'unreleasedLeasesByRepo', key: repo }], async (x) => {
     for (const l of await liveLeases(x, repo, x.now)) {
       const same =
         holderRun !== undefined ? l.run_id === holderRun : l.run_id === undefined && l.principal === caller.principal

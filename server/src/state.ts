@@ -37,11 +37,8 @@ export interface AddOp {
 }
 export type Op = PutOp | SetOp | AddOp
 
-/** A record a transaction expects to read (State.tx's `reads`). */
-export interface Read {
-  c: Exclude<CollectionName, 'counters'>
-  k: string
-}
+/** A record, or an index's group of records, a transaction expects to read (State.tx's `reads`). */
+export type Read = { c: Exclude<CollectionName, 'counters'>; k: string } | { index: IndexName; key: string }
 
 /**
  * Secondary indexes both backends keep (the journal in memory, PostgreSQL as SQL indexes):
@@ -139,10 +136,11 @@ export interface State extends StateReader {
    * fn throws (nothing written), or 507 `storage_full` / the backend's error when the
    * commit fails (nothing written either).
    *
-   * `reads` names records fn is expected to get, a hint: fn may read others, or not these.
-   * PostgreSQL reads them in the round trip that takes the locks and answers fn's gets of
-   * them from there, as they were once the locks were held (one round trip per record less
-   * while the locks are held); the journal, whose reads cost nothing, ignores it.
+   * `reads` names records (get) and index groups (byIndex) fn is expected to read, a hint: fn
+   * may read others, or not these. PostgreSQL reads them in the round trip that takes the
+   * locks and answers fn's reads of them from there, as they were once the locks were held
+   * (a round trip less each while the locks are held); the journal, whose reads cost
+   * nothing, ignores it.
    */
   tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, reads?: readonly Read[]): Promise<T>
   /**

@@ -107,12 +107,13 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
     t.same(ids(await s.all('tasks')), ['task-1'], 'a delete')
   })
 
-  on('tx reads: named records are read with the lock, others as usual', async (t, s) => {
+  on('tx reads: named records and index groups are read with the lock, others as usual', async (t, s) => {
     await s.commit(
       [],
       [
         { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
         { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'tasks', k: 'task-3', v: task('task-3', 'other') },
         { c: 'repos', k: 'demo', v: { policy: DEFAULT_POLICY, roles: {} } },
       ],
     )
@@ -126,18 +127,32 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
           absent: await x.get('tasks', 'task-9'),
           repo: (await x.get('repos', 'demo'))?.roles,
           unnamed: (await x.get('tasks', 'task-2'))?.id,
+          group: (await x.byIndex('tasksByRepo', 'demo')).map((r) => r.title).sort(),
+          empty: await x.byIndex('tasksByRepo', 'none'),
+          unnamedGroup: ids(await x.byIndex('tasksByRepo', 'other')),
         }
       },
       [
         { c: 'tasks', k: 'task-1' },
         { c: 'tasks', k: 'task-9' },
         { c: 'repos', k: 'demo' },
+        { index: 'tasksByRepo', key: 'demo' },
+        { index: 'tasksByRepo', key: 'none' },
       ],
     )
     t.same(
       out,
-      { named: 'task-1', again: 'task-1', absent: undefined, repo: {}, unnamed: 'task-2' },
-      'named records as they were, without the queued write; an absent one absent; one not named read as usual',
+      {
+        named: 'task-1',
+        again: 'task-1',
+        absent: undefined,
+        repo: {},
+        unnamed: 'task-2',
+        group: ['task-1', 'task-2'],
+        empty: [],
+        unnamedGroup: ['task-3'],
+      },
+      'named records and groups as they were, without the queued write; absent ones absent; others read as usual',
     )
     t.equal((await s.get('tasks', 'task-1'))?.title, 'changed', 'the write committed')
   })

@@ -70,9 +70,14 @@ await withPostgres(t, async (db) => {
     })
     await inside
     // b and c are other processes: only the advisory lock keeps them out
-    const bTx = b.tx(['coord:demo'], async (x) => (await x.get('tasks', 'task-1'))?.title, [
-      { c: 'tasks', k: 'task-1' },
-    ])
+    const bTx = b.tx(
+      ['coord:demo'],
+      async (x) => [(await x.get('tasks', 'task-1'))?.title, (await x.byIndex('tasksByRepo', 'demo'))[0]?.title],
+      [
+        { c: 'tasks', k: 'task-1' },
+        { index: 'tasksByRepo', key: 'demo' },
+      ],
+    )
     const cCommit = c.commit(['coord:demo'], [{ c: 'tasks', k: 'task-1', at: ['body'], v: 'by c' }])
     await until(
       'b and c wait on the lock',
@@ -82,7 +87,7 @@ await withPostgres(t, async (db) => {
     t.same([before?.title, before?.body], ['task-1', ''], 'nothing written while a holds the lock')
     release()
     await aTx
-    t.equal(await bTx, 'by a', "b's read with the lock saw a's write: it was read once the lock was b's")
+    t.same(await bTx, ['by a', 'by a'], "b's reads with the lock saw a's write: they were made once the lock was b's")
     await cCommit
     const got = await a.get('tasks', 'task-1')
     t.same([got?.title, got?.body], ['by a', 'by c'], "c's commit came after, on the row a left")

@@ -4,7 +4,8 @@ import type { Credentials, IndexName, Indexed, Op, Read, Scope, State, StateRead
 import type { CollectionName, Collections } from '../types.ts'
 import { isUnreachable, unreachableAs503 } from './errors.ts'
 import { migrate, requireSchema, type Migrated } from './migrate.ts'
-import { commitOps, literal, readSql, rowsByKey, type SimpleQuery, table } from './commit.ts'
+import { commitOps, literal, type SimpleQuery, table } from './commit.ts'
+import { groupId, type Prefetched, prefetchSql, recordId } from './prefetch.ts'
 import { INDEX_SQL } from './schema.ts'
 import { databaseHost } from './url.ts'
 
@@ -113,14 +114,18 @@ class PgTx extends Reader implements Tx {
     q: Query,
     readonly now: Date,
     private readonly state: PgState,
-    /** the records read with the locks (State.tx's `reads`), by `${collection}\n${key}`; absent: undefined */
-    private readonly fetched: ReadonlyMap<string, unknown>,
+    /** what State.tx's `reads` read with the locks */
+    private readonly fetched: Prefetched,
   ) {
     super(q)
   }
   override async get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined> {
-    const id = `${c}\n${k}`
-    return this.fetched.has(id) ? (this.fetched.get(id) as Collections[C] | undefined) : super.get(c, k)
+    const id = recordId(c, k)
+    return this.fetched.records.has(id) ? (this.fetched.records.get(id) as Collections[C] | undefined) : super.get(c, k)
+  }
+  override async byIndex<N extends IndexName>(name: N, key: string): Promise<Indexed<N>[]> {
+    const group = this.fetched.groups.get(groupId(name, key))
+    return group === undefined ? super.byIndex(name, key) : ([...group] as Indexed<N>[])
   }
   nextId(name: string, prefix: string): Promise<string> {
     return this.state.nextId(name, prefix)
@@ -204,16 +209,12 @@ export class PgState extends Reader implements State {
   tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, reads: readonly Read[] = []): Promise<T> {
     return this.queued.runAll(locks, () =>
       this.onConnection(async (q, simple) => {
-        // One round trip: BEGIN, the locks, the clock, then the records fn is expected to read.
+        // One round trip: BEGIN, the locks, the clock, then what fn is expected to read.
         const opening = openingOf(locks)
-        const fetching = readSql(
-          reads.map((r) => ({ table: table(r.c), k: r.k })),
-          false,
-        )
-        const results = await simple([...opening, 'SELECT now() AS now', ...fetching.map((f) => f.sql)].join('; '))
-        const found = new Map(fetching.map((f, i) => [f.table, rowsByKey(results[opening.length + 1 + i])]))
-        const fetched = new Map(reads.map((r) => [`${r.c}\n${r.k}`, found.get(table(r.c))?.get(r.k)]))
-        const t = new PgTx(q, results[opening.length]?.rows[0]?.now as Date, this, fetched)
+        const fetching = prefetchSql(reads)
+        const results = await simple([...opening, 'SELECT now() AS now', ...fetching.statements].join('; '))
+        const now = results[opening.length]?.rows[0]?.now as Date
+        const t = new PgTx(q, now, this, fetching.collect(results.slice(opening.length + 1)))
         let result: T
         try {
           result = await fn(t)
