@@ -93,6 +93,26 @@ await withPostgres(t, async (db) => {
     t.same([got?.title, got?.body], ['by a', 'by c'], "c's commit came after, on the row a left")
   })
 
+  t.test('postgres: transactions that fail give their connection back once rolled back', async (t) => {
+    const { state: s } = await PgState.open(await db.fresh(), { max: 2 })
+    t.teardown(() => s.close())
+    const fail = (i: number) =>
+      s.tx(['repo:demo'], async (x) => {
+        x.write({ c: 'tasks', k: `task-${i}`, v: task(`task-${i}`, 'demo') })
+        await x.get('tasks', 'task-0')
+        throw new Error(`no ${i}`)
+      })
+    for (let i = 0; i < 10; i++) await t.rejects(fail(i), { message: `no ${i}` })
+    const all = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => fail(10 + i)))
+    t.equal(all.filter((r) => r.status === 'rejected').length, 20, 'twenty more at once, each refused')
+    await s.tx(['repo:demo'], async (x) => x.write({ c: 'tasks', k: 'kept', v: task('kept', 'demo') }))
+    t.same(
+      (await s.all('tasks')).map((r) => r.id),
+      ['kept'],
+      'on a pool of two, the next one commits, and none of theirs was',
+    )
+  })
+
   t.test('postgres: idsByIndex names the keys byIndex reads', async (t) => {
     const s = await openState({ dataDir: '/nonexistent', store: await db.fresh() })
     t.teardown(() => s.close())

@@ -263,15 +263,25 @@ export class PgState extends Reader implements State {
       const r: pg.QueryResult | pg.QueryResult[] = await q(sql)
       return Array.isArray(r) ? r : [r]
     }
-    try {
-      return await run(q, simple)
-    } catch (e) {
-      if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined)
-      throw e
-    } finally {
+    const release = (failed?: unknown): void => {
       client.off('error', onError)
-      client.release(broken instanceof Error ? broken : undefined)
+      const error = broken ?? failed
+      client.release(error instanceof Error ? error : undefined)
     }
+    let out: T
+    try {
+      out = await run(q, simple)
+    } catch (e) {
+      // Rolled back without waiting for it: the caller (a claim that lost, a lease that overlaps)
+      // has its answer a round trip sooner, and so has the in-process queue of these locks; the
+      // next transaction on them waits that round trip on the advisory lock instead, and the
+      // connection goes back to the pool once the ROLLBACK is done.
+      if (broken !== undefined) release()
+      else client.query('ROLLBACK').then(() => release(), release)
+      throw e
+    }
+    release()
+    return out
   }
 
   /** An autocommit statement of its own: the number is taken at once, whatever the caller's transaction does. */
