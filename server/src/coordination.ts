@@ -345,7 +345,8 @@ export async function acquireLease(
   const holderRun = caller.run?.run_id
   // Under the repository's lock: no other lease of it can be taken between the overlap
   // check and this lease's write.
-  return onCoord(ctx, repo, [{ index: 'unreleasedLeasesByRepo', key: repo }], async (x) => {
+  const reads: Read[] = [{ index: 'unreleasedLeasesByRepo', key: repo, with: { c: 'runs', field: 'run_id' } }]
+  return onCoord(ctx, repo, reads, async (x) => {
     for (const l of await liveLeases(x, repo, x.now)) {
       const same =
         holderRun !== undefined ? l.run_id === holderRun : l.run_id === undefined && l.principal === caller.principal

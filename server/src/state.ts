@@ -37,8 +37,14 @@ export interface AddOp {
 }
 export type Op = PutOp | SetOp | AddOp
 
-/** A record, or an index's group of records, a transaction expects to read (State.tx's `reads`). */
-export type Read = { c: Exclude<CollectionName, 'counters'>; k: string } | { index: IndexName; key: string }
+/**
+ * What a transaction expects to read (State.tx's `reads`): a record (get), or an index's group
+ * of records (byIndex), with, if `with` says so, the records of another collection its records
+ * name in a field (getMany of those keys: a repository's leases and their runs).
+ */
+export type Read =
+  | { c: Exclude<CollectionName, 'counters'>; k: string }
+  | { index: IndexName; key: string; with?: { c: Exclude<CollectionName, 'counters'>; field: string } }
 
 /**
  * Secondary indexes both backends keep (the journal in memory, PostgreSQL as SQL indexes):
@@ -136,8 +142,8 @@ export interface State extends StateReader {
    * fn throws (nothing written), or 507 `storage_full` / the backend's error when the
    * commit fails (nothing written either).
    *
-   * `reads` names records (get) and index groups (byIndex) fn is expected to read, a hint: fn
-   * may read others, or not these. PostgreSQL reads them in the round trip that takes the
+   * `reads` names records and index groups (Read) fn is expected to read, a hint: fn may
+   * read others, or not these. PostgreSQL reads them in the round trip that takes the
    * locks and answers fn's reads of them from there, as they were once the locks were held
    * (a round trip less each while the locks are held); the journal, whose reads cost
    * nothing, ignores it.

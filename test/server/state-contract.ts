@@ -115,6 +115,10 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
         { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
         { c: 'tasks', k: 'task-3', v: task('task-3', 'other') },
         { c: 'repos', k: 'demo', v: { policy: DEFAULT_POLICY, roles: {} } },
+        { c: 'leases', k: 'lease-1', v: lease('lease-1', 'demo', 'run-1') },
+        { c: 'leases', k: 'lease-2', v: lease('lease-2', 'demo', 'run-gone') },
+        { c: 'runs', k: 'run-1', v: runRecord('run-1', 'task-1', 'demo') },
+        { c: 'runs', k: 'run-2', v: runRecord('run-2', 'task-2', 'demo') },
       ],
     )
     const out = await s.tx(
@@ -130,6 +134,9 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
           group: (await x.byIndex('tasksByRepo', 'demo')).map((r) => r.title).sort(),
           empty: await x.byIndex('tasksByRepo', 'none'),
           unnamedGroup: ids(await x.byIndex('tasksByRepo', 'other')),
+          leases: ids(await x.byIndex('unreleasedLeasesByRepo', 'demo')),
+          theirRuns: (await x.getMany('runs', ['run-1', 'run-gone'])).map((r) => r?.run_id),
+          otherRuns: (await x.getMany('runs', ['run-1', 'run-2'])).map((r) => r?.run_id),
         }
       },
       [
@@ -138,6 +145,7 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
         { c: 'repos', k: 'demo' },
         { index: 'tasksByRepo', key: 'demo' },
         { index: 'tasksByRepo', key: 'none' },
+        { index: 'unreleasedLeasesByRepo', key: 'demo', with: { c: 'runs', field: 'run_id' } },
       ],
     )
     t.same(
@@ -151,6 +159,9 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
         group: ['task-1', 'task-2'],
         empty: [],
         unnamedGroup: ['task-3'],
+        leases: ['lease-1', 'lease-2'],
+        theirRuns: ['run-1', undefined],
+        otherRuns: ['run-1', 'run-2'],
       },
       'named records and groups as they were, without the queued write; absent ones absent; others read as usual',
     )

@@ -64,8 +64,8 @@ export async function commitOps(send: SimpleQuery, ops: readonly Op[], opening: 
 }
 
 /** The rows of a `SELECT k, doc` result, by key. */
-export const rowsByKey = (r: pg.QueryResult | undefined): Map<string, unknown> =>
-  new Map((r?.rows ?? []).map((row: { k: string; doc: unknown }) => [row.k, row.doc]))
+export const rowsByKey = (r: { rows: { k: string; doc: unknown }[] } | undefined): Map<string, unknown> =>
+  new Map((r?.rows ?? []).map((row) => [row.k, row.doc]))
 
 /** `SELECT k, doc` of some records, locked FOR UPDATE or not: one statement per table. */
 export function readSql(

@@ -123,6 +123,14 @@ class PgTx extends Reader implements Tx {
     const id = recordId(c, k)
     return this.fetched.records.has(id) ? (this.fetched.records.get(id) as Collections[C] | undefined) : super.get(c, k)
   }
+  override async getMany<C extends CollectionName>(
+    c: C,
+    keys: readonly string[],
+  ): Promise<(Collections[C] | undefined)[]> {
+    const { records } = this.fetched
+    if (!keys.every((k) => records.has(recordId(c, k)))) return super.getMany(c, keys)
+    return keys.map((k) => records.get(recordId(c, k)) as Collections[C] | undefined)
+  }
   override async byIndex<N extends IndexName>(name: N, key: string): Promise<Indexed<N>[]> {
     const group = this.fetched.groups.get(groupId(name, key))
     return group === undefined ? super.byIndex(name, key) : ([...group] as Indexed<N>[])

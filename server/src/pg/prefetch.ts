@@ -28,24 +28,36 @@ export function prefetchSql(reads: readonly Read[]): {
     records.map((r) => ({ table: table(r.c), k: r.k })),
     false,
   )
-  const statements = [
-    ...byTable.map((s) => s.sql),
-    ...groups.map(([, g]) => {
-      const ix = INDEX_SQL[g.index]
-      return `SELECT doc FROM ${ix.table} WHERE ${ix.key} = ${literal(g.key)} AND ${ix.where}`
-    }),
-  ]
+  const statements = [...byTable.map((s) => s.sql), ...groups.map(([, g]) => groupSql(g))]
   const collect = (results: readonly pg.QueryResult[]): Prefetched => {
     const found = new Map(byTable.map((s, i) => [s.table, rowsByKey(results[i])]))
-    return {
-      records: new Map(records.map((r) => [recordId(r.c, r.k), found.get(table(r.c))?.get(r.k)])),
-      groups: new Map(
-        groups.map(([id], i) => [
-          id,
-          (results[byTable.length + i]?.rows ?? []).map((row: { doc: unknown }) => row.doc),
-        ]),
-      ),
-    }
+    const fetched = new Map(records.map((r) => [recordId(r.c, r.k), found.get(table(r.c))?.get(r.k)]))
+    const members = new Map<string, unknown[]>()
+    groups.forEach(([id, g], i) => {
+      const rows: { k: string | null; doc: unknown }[] = results[byTable.length + i]?.rows ?? []
+      const docs = rows.filter((r) => r.k === null).map((r) => r.doc)
+      members.set(id, docs)
+      if (g.with === undefined) return
+      // every key the group names is known: found, or absent
+      const named = rowsByKey({ rows: rows.flatMap((r) => (r.k === null ? [] : [{ k: r.k, doc: r.doc }])) })
+      for (const doc of docs) {
+        const k = (doc as Record<string, unknown>)[g.with.field]
+        if (typeof k === 'string') fetched.set(recordId(g.with.c, k), named.get(k))
+      }
+    })
+    return { records: fetched, groups: members }
   }
   return { statements, collect }
+}
+
+/**
+ * An index group (rows with k NULL), and with `with` the records its members name, in one
+ * statement: one snapshot, so every member's named record is there unless it does not exist.
+ */
+function groupSql(g: Extract<Read, { index: unknown }>): string {
+  const ix = INDEX_SQL[g.index]
+  const group = `SELECT doc FROM ${ix.table} WHERE ${ix.key} = ${literal(g.key)} AND ${ix.where}`
+  if (g.with === undefined) return `SELECT NULL::text AS k, doc FROM (${group}) g`
+  const t = table(g.with.c)
+  return `WITH g AS (${group}) SELECT NULL::text AS k, doc FROM g UNION ALL SELECT k, doc FROM ${t} WHERE k IN (SELECT doc->>${literal(g.with.field)} FROM g)`
 }
