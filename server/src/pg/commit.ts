@@ -5,16 +5,15 @@ import type { CollectionName } from '../types.ts'
 import { TABLES } from './schema.ts'
 
 // A transaction's queued writes and its COMMIT, in at most two round trips whatever their
-// number: (1) the records whose first op is a set or add, read FOR UPDATE, every table's in
-// one query; (2) their ops folded in JS (ops.ts, as the journal folds them), then one delete
-// and one multi-row upsert per table, and COMMIT, in one more. A transaction that reads
-// nothing (State.commit) sends its BEGIN and locks in the first of them, so a blind write is
-// one round trip. Sent one statement per record,
-// a lease release with its idempotency mark took four round trips, and under the repository's
-// lock each is paid by every transaction queued behind it; each also costs this process a
-// socket write (on the scale bench, socket writes were 37% of ag-server's busy CPU) and
-// PostgreSQL a parse. A query that carries COMMIT too must be a simple query, which has no
-// parameters: values go in as literals (literal below).
+// number: (1) the rows its sets and adds start from, read FOR UPDATE, every table's in one
+// query; (2) the ops folded in JS (ops.ts, as the journal folds them), then one delete and one
+// multi-row upsert per table, and COMMIT. A transaction that read nothing (State.commit) sends
+// its BEGIN and locks with the first of them: a blind write is one round trip. Sent a
+// statement per record and COMMIT apart, a lease release with its idempotency mark took four
+// round trips after its reads; under the repository's lock each is paid by every transaction
+// queued behind it, and each costs this process a socket write (37% of its busy samples on the
+// scale bench) and PostgreSQL a parse. A query that carries COMMIT as well must be a simple
+// query, which has no parameters: values go in as literals (literal below).
 
 /** One simple query (several statements: one result each), as the transaction's connection runs it. */
 export type SimpleQuery = (sql: string) => Promise<pg.QueryResult[]>

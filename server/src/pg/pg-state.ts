@@ -10,12 +10,13 @@ import { INDEX_SQL } from './schema.ts'
 import { databaseHost } from './url.ts'
 
 // The PostgreSQL backend of State (state.ts): several ag-server processes on one database.
-// A transaction is one READ COMMITTED transaction on one pooled connection: it waits for
-// its locks in process first (KeyedMutex), then takes them as pg_advisory_xact_lock, sorted,
-// reads, and at the end applies its queued writes and commits (commit.ts: a set or add reads
-// its row FOR UPDATE and applies ops.ts to it; the writes and COMMIT go in one round trip). Everything
-// the locks protect is re-read after they are held, so the database decides every race,
-// between processes too. A COMMIT is durable when it returns: settle and flush wait for nothing.
+// A transaction is one READ COMMITTED transaction on one pooled connection: it waits for its
+// locks in process first (KeyedMutex), then takes them as pg_advisory_xact_lock, sorted, and
+// reads what it names in the same round trip (prefetch.ts); then fn runs, and its queued
+// writes go with COMMIT (commit.ts: a set or add reads its row FOR UPDATE and applies ops.ts
+// to it). Everything the locks protect is read after they are held, so the database decides
+// every race, between processes too. A COMMIT is durable when it returns: settle and flush
+// wait for nothing.
 
 /** Run one statement; given a name, it is prepared once per connection and then only executed. */
 export type Query = (sql: string, params?: unknown[], name?: string) => Promise<pg.QueryResult>
