@@ -187,6 +187,8 @@ async function onRun<T>(
   return onCoord(ctx, r.repo, reads, fn)
 }
 
+/** A heartbeat or a note reads the run alone. */
+const runAlone = (): Read[] => []
 /** A run's release reads its task and its leases. */
 const releaseReads = (r: RunRec): Read[] => [
   { c: 'tasks', k: r.task },
@@ -199,40 +201,28 @@ export function heartbeat(
   id: string,
   ttlS: number | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  return onRun(
-    ctx,
-    caller,
-    id,
-    () => [],
-    async (x) => {
-      const r = await liveRun(x, caller, id)
-      const next: RunRec = {
-        ...r,
-        lease_expires_at: deadline(x.now, ttlS ?? DEFAULT_TTL_S),
-        updated_at: x.now.toISOString(),
-      }
-      x.write({ c: 'runs', k: id, v: next })
-      return { run: next, now: x.now }
-    },
-  )
+  return onRun(ctx, caller, id, runAlone, async (x) => {
+    const r = await liveRun(x, caller, id)
+    const next: RunRec = {
+      ...r,
+      lease_expires_at: deadline(x.now, ttlS ?? DEFAULT_TTL_S),
+      updated_at: x.now.toISOString(),
+    }
+    x.write({ c: 'runs', k: id, v: next })
+    return { run: next, now: x.now }
+  })
 }
 
 export function addNote(ctx: Ctx, caller: Caller, id: string, body: string): Promise<Record<string, unknown>> {
-  return onRun(
-    ctx,
-    caller,
-    id,
-    () => [],
-    async (x) => {
-      // Notes are handoff text: allowed on finished runs too, so the next agent can read why.
-      const r = await ownRun(x, caller, id)
-      const nid = await x.nextId('note', 'note-')
-      const at = x.now.toISOString()
-      const note = { id: nid, run_id: id, author: `${r.principal}#${r.run_id}`, body, created_at: at }
-      x.write({ c: 'runs', k: id, v: { ...r, notes: [...r.notes, note], updated_at: at } })
-      return note
-    },
-  )
+  return onRun(ctx, caller, id, runAlone, async (x) => {
+    // Notes are handoff text: allowed on finished runs too, so the next agent can read why.
+    const r = await ownRun(x, caller, id)
+    const nid = await x.nextId('note', 'note-')
+    const at = x.now.toISOString()
+    const note = { id: nid, run_id: id, author: `${r.principal}#${r.run_id}`, body, created_at: at }
+    x.write({ c: 'runs', k: id, v: { ...r, notes: [...r.notes, note], updated_at: at } })
+    return note
+  })
 }
 
 export function releaseRun(
