@@ -53,7 +53,7 @@ export interface Caller {
 }
 
 export async function authenticate(
-  state: StateReader & { now(): Promise<Date> },
+  state: StateReader,
   header: string | undefined,
   runHeader: string | undefined,
   repoHeader?: string,
@@ -61,12 +61,14 @@ export async function authenticate(
   const m = header ? /^Bearer ([A-Za-z0-9_\-.~+/=]{10,200})$/.exec(header) : null
   if (!m || !m[1]) throw new AgwpError('unauthenticated', 'missing or malformed bearer token')
   const h = hashToken(m[1])
-  // Lookup by hash (an index kept by the store); comparing hashes leaks nothing useful.
-  const rec = await state.tokenByHash(h)
+  // Lookup by hash (an index kept by the store); comparing hashes leaks nothing useful. The
+  // run is read with it (one round trip) but looked at only once the token is good.
+  const runId = runHeader !== undefined && runHeader !== '' ? runHeader : undefined
+  const { token: rec, run, now: clock } = await state.credentials(h, runId)
   if (!rec) throw new AgwpError('unauthenticated', 'unknown token')
   if (rec.revoked) throw new AgwpError('unauthenticated', 'token revoked')
   // Expiry by the state's clock (the database's on PostgreSQL), so instances agree.
-  const now = (await state.now()).getTime()
+  const now = clock.getTime()
   if (Date.parse(rec.expires_at) <= now) throw new AgwpError('unauthenticated', 'token expired')
   const kind = rec.principal.startsWith('agent:') ? 'agent' : 'human'
   const caller: Caller = { token: rec, principal: rec.principal, kind, actor: rec.principal }
@@ -77,12 +79,11 @@ export async function authenticate(
       throw invalid('AGWP-Repo is not a valid repository name', { header: 'AGWP-Repo' })
     }
   }
-  if (runHeader !== undefined && runHeader !== '') {
-    const run = await state.get('runs', runHeader)
+  if (runId !== undefined) {
     // A run of another repository than AGWP-Repo is answered as if it did not exist.
     if (!run || (caller.repoScope !== undefined && run.repo !== caller.repoScope)) {
       const where = caller.repoScope !== undefined ? ` in repository '${caller.repoScope}'` : ''
-      throw forbidden(`run '${runHeader.slice(0, 64)}' does not exist${where}`, { run_id: runHeader.slice(0, 64) })
+      throw forbidden(`run '${runId.slice(0, 64)}' does not exist${where}`, { run_id: runId.slice(0, 64) })
     }
     if (run.principal !== rec.principal) throw forbidden('run belongs to another principal', { run_id: run.run_id })
     if (run.state !== 'active' || Date.parse(run.lease_expires_at) <= now)

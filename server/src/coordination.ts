@@ -2,7 +2,7 @@ import { minimatch } from 'minimatch'
 import type { Ctx } from './context.ts'
 import { authorize, inScope, roleAtLeast, roleOf, type Caller } from './auth.ts'
 import { conflict, forbidden, invalid } from './errors.ts'
-import type { StateReader, Tx } from './state.ts'
+import type { Read, StateReader, Tx } from './state.ts'
 import type { LeaseRec, RunRec, TaskRec } from './types.ts'
 
 // Tasks, runs, notes and path leases. Every check-then-write runs in one state transaction
@@ -22,7 +22,12 @@ export function effectiveRun(r: RunRec, now: Date): RunRec {
 /** A claimed task whose run expired is open again. */
 export async function effectiveTask(state: StateReader, t: TaskRec, now: Date): Promise<TaskRec> {
   if (t.state !== 'claimed' || !t.run_id) return t
-  const run = await state.get('runs', t.run_id)
+  return taskWithRun(t, await state.get('runs', t.run_id), now)
+}
+
+/** effectiveTask, given the task's run (undefined: none, or not found). */
+function taskWithRun(t: TaskRec, run: RunRec | undefined, now: Date): TaskRec {
+  if (t.state !== 'claimed' || !t.run_id) return t
   return !run || effectiveRun(run, now).state !== 'active' ? { ...t, state: 'open' } : t
 }
 
@@ -52,10 +57,13 @@ export async function listTasks(
   ctx.repos.get(repo)
   if (state !== undefined && !['open', 'claimed', 'done', 'blocked', 'abandoned'].includes(state))
     throw invalid('unknown task state', { field: 'state' })
-  const tasks = await Promise.all(
-    (await ctx.state.byIndex('tasksByRepo', repo)).map((t) => effectiveTask(ctx.state, t, now)),
-  )
-  return tasks
+  const stored = await ctx.state.byIndex('tasksByRepo', repo)
+  // Only a claimed task's run can change what it shows; all of them in one read.
+  const claimed = stored.flatMap((t) => (t.state === 'claimed' && t.run_id ? [t.run_id] : []))
+  const found = await ctx.state.getMany('runs', claimed)
+  const runOf = new Map(claimed.map((id, i) => [id, found[i]]))
+  return stored
+    .map((t) => taskWithRun(t, t.run_id === undefined ? undefined : runOf.get(t.run_id), now))
     .filter((t) => state === undefined || t.state === state)
     .sort((a, b) => Number(a.id.slice(5)) - Number(b.id.slice(5)))
 }
@@ -99,14 +107,24 @@ export function createTask(
  */
 const coordLock = (repo: string): string => `coord:${repo}`
 
+/** fn in a transaction holding repo's coordination lock, `reads` read as it is taken (State.tx). */
+function onCoord<T>(ctx: Ctx, repo: string, reads: Read[], fn: (x: Tx) => Promise<T>): Promise<T> {
+  return ctx.state.tx([coordLock(repo)], fn, reads)
+}
+
 export async function claimTask(
   ctx: Ctx,
   caller: Caller,
   id: string,
   ttlS: number | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  const { repo } = await getTask(ctx, caller, id)
-  return ctx.state.tx([coordLock(repo)], async (x) => {
+  const { repo, run_id } = await getTask(ctx, caller, id)
+  const reads: Read[] = [
+    { c: 'tasks', k: id },
+    { c: 'repos', k: repo },
+    ...(run_id ? [{ c: 'runs', k: run_id } as const] : []),
+  ]
+  return onCoord(ctx, repo, reads, async (x) => {
     const t0 = await getTask(ctx, caller, id, x)
     await authorize(x, caller, 'coordinate', t0.repo, 'contributor')
     const t = await effectiveTask(x, t0, x.now)
@@ -153,11 +171,29 @@ async function liveRun(x: Tx, caller: Caller, id: string): Promise<RunRec> {
   return r
 }
 
-/** fn in a transaction under the lock of run id's repository (found first: a run never changes repository). */
-async function onRun<T>(ctx: Ctx, caller: Caller, id: string, fn: (x: Tx) => Promise<T>): Promise<T> {
-  const { repo } = await ownRun(ctx.state, caller, id)
-  return ctx.state.tx([coordLock(repo)], fn)
+/**
+ * fn in a transaction under the lock of run id's repository (found first: a run never changes
+ * repository), the run, its repository's record and what `more` names read with the lock.
+ */
+async function onRun<T>(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  more: (r: RunRec) => Read[],
+  fn: (x: Tx) => Promise<T>,
+): Promise<T> {
+  const r = await ownRun(ctx.state, caller, id)
+  const reads: Read[] = [{ c: 'runs', k: id }, { c: 'repos', k: r.repo }, ...more(r)]
+  return onCoord(ctx, r.repo, reads, fn)
 }
+
+/** A heartbeat or a note reads the run alone. */
+const runAlone = (): Read[] => []
+/** A run's release reads its task and its leases. */
+const releaseReads = (r: RunRec): Read[] => [
+  { c: 'tasks', k: r.task },
+  { index: 'unreleasedLeasesByRun', key: r.run_id },
+]
 
 export function heartbeat(
   ctx: Ctx,
@@ -165,7 +201,7 @@ export function heartbeat(
   id: string,
   ttlS: number | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  return onRun(ctx, caller, id, async (x) => {
+  return onRun(ctx, caller, id, runAlone, async (x) => {
     const r = await liveRun(x, caller, id)
     const next: RunRec = {
       ...r,
@@ -178,7 +214,7 @@ export function heartbeat(
 }
 
 export function addNote(ctx: Ctx, caller: Caller, id: string, body: string): Promise<Record<string, unknown>> {
-  return onRun(ctx, caller, id, async (x) => {
+  return onRun(ctx, caller, id, runAlone, async (x) => {
     // Notes are handoff text: allowed on finished runs too, so the next agent can read why.
     const r = await ownRun(x, caller, id)
     const nid = await x.nextId('note', 'note-')
@@ -196,7 +232,7 @@ export function releaseRun(
   outcome: 'done' | 'blocked' | 'abandoned',
   note: string | undefined,
 ): Promise<{ run: RunRec; now: Date }> {
-  return onRun(ctx, caller, id, async (x) => {
+  return onRun(ctx, caller, id, releaseReads, async (x) => {
     const r = await liveRun(x, caller, id)
     const now = x.now.toISOString()
     const notes = [...r.notes]
@@ -223,19 +259,20 @@ export async function getRun(ctx: Ctx, caller: Caller, id: string): Promise<RunR
   return r
 }
 
-async function liveLease(state: StateReader, l: LeaseRec, now: Date): Promise<boolean> {
-  if (l.released || expired(l.expires_at, now)) return false
-  if (l.run_id) {
-    const r = await state.get('runs', l.run_id)
-    if (!r || effectiveRun(r, now).state !== 'active') return false
-  }
-  return true
-}
-
+/** The leases of repo still in force: not released, not expired, and held by no run that ended. */
 async function liveLeases(state: StateReader, repo: string, now: Date): Promise<LeaseRec[]> {
-  const all = await state.byIndex('unreleasedLeasesByRepo', repo)
-  const live = await Promise.all(all.map((l) => liveLease(state, l, now)))
-  return all.filter((_, i) => live[i])
+  const current = (await state.byIndex('unreleasedLeasesByRepo', repo)).filter(
+    (l) => !l.released && !expired(l.expires_at, now),
+  )
+  // Every run in one read: acquireLease holds the repository's lock while it runs this.
+  const runIds = current.flatMap((l) => (l.run_id ? [l.run_id] : []))
+  const found = await state.getMany('runs', runIds)
+  const runOf = new Map(runIds.map((id, i) => [id, found[i]]))
+  return current.filter((l) => {
+    if (!l.run_id) return true
+    const r = runOf.get(l.run_id)
+    return r !== undefined && effectiveRun(r, now).state === 'active'
+  })
 }
 
 export async function listLeases(ctx: Ctx, caller: Caller, repo: string): Promise<LeaseRec[]> {
@@ -298,7 +335,8 @@ export async function acquireLease(
   const holderRun = caller.run?.run_id
   // Under the repository's lock: no other lease of it can be taken between the overlap
   // check and this lease's write.
-  return ctx.state.tx([coordLock(repo)], async (x) => {
+  const reads: Read[] = [{ index: 'unreleasedLeasesByRepo', key: repo, with: { c: 'runs', field: 'run_id' } }]
+  return onCoord(ctx, repo, reads, async (x) => {
     for (const l of await liveLeases(x, repo, x.now)) {
       const same =
         holderRun !== undefined ? l.run_id === holderRun : l.run_id === undefined && l.principal === caller.principal
@@ -333,7 +371,11 @@ export async function acquireLease(
 
 export async function releaseLease(ctx: Ctx, caller: Caller, id: string): Promise<void> {
   const { repo } = inScope(caller, await ctx.state.get('leases', id), 'lease', id)
-  await ctx.state.tx([coordLock(repo)], async (x) => {
+  const reads: Read[] = [
+    { c: 'leases', k: id },
+    { c: 'repos', k: repo },
+  ]
+  await onCoord(ctx, repo, reads, async (x) => {
     const l = inScope(caller, await x.get('leases', id), 'lease', id)
     await authorize(x, caller, 'coordinate', l.repo, 'contributor')
     if (l.principal !== caller.principal && !roleAtLeast(await roleOf(x, l.repo, caller.principal), 'maintainer'))

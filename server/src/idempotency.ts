@@ -1,6 +1,6 @@
 import crypto from 'node:crypto'
 import { type AgwpError, conflict, errorBody, invalid } from './errors.ts'
-import type { Op, State, Tx } from './state.ts'
+import type { Op, Read, State, Tx } from './state.ts'
 import type { IdempotencyRec } from './types.ts'
 
 // Idempotency-Key: a state-changing request that carries one may be sent again (after a lost
@@ -67,7 +67,8 @@ export function fingerprint(parts: {
 export class IdempotencyKeys {
   /** Requests still running, by record key: a repeat waits for the first one's answer. */
   private readonly running = new Map<string, { fingerprint: string; outcome: Promise<Outcome> }>()
-  private lastSweep = 0
+  /** this process's clock (ms) before which no sweep looks */
+  private nextSweep = 0
 
   constructor(
     private readonly state: State,
@@ -83,28 +84,32 @@ export class IdempotencyKeys {
     // Hashed with the principal: keys of different principals never meet, and a record key
     // has one shape whatever the client sent.
     const k = crypto.createHash('sha256').update(`${principal}\n${key}`).digest('hex')
-    return this.state.tx([lockOf(k)], async (t) => {
-      const live = this.running.get(k)
-      if (live) {
-        if (live.fingerprint !== fp) throw reused()
-        return { kind: 'answer', outcome: live.outcome }
-      }
-      const rec = await t.get('idempotency', k)
-      if (rec && rec.principal === principal && Date.parse(rec.expires_at) > t.now.getTime()) {
-        if (rec.fingerprint !== fp) throw reused()
-        if (rec.state === 'answered' && rec.status !== undefined)
-          return { kind: 'answer', outcome: Promise.resolve({ status: rec.status, body: rec.body }) }
-        const e = conflict(
-          'the request with this Idempotency-Key was applied, but its answer was not kept; read the current state instead of repeating it',
-          { header: 'Idempotency-Key' },
-        )
-        return { kind: 'answer', outcome: Promise.resolve({ status: e.status, body: errorBody(e) }) }
-      }
-      // An expired record goes now, under the key's lock: a sweep that read it cannot later
-      // delete the fresh record this request writes.
-      if (rec) t.write({ c: 'idempotency', k, v: null })
-      return this.start(k, principal, fp, t.now)
-    })
+    // The record read with the lock, in the round trip that takes it.
+    return this.state.tx([lockOf(k)], (t) => this.decide(t, k, principal, fp), [{ c: 'idempotency', k }])
+  }
+
+  /** Under the key's lock: answer a repeat, or start the first run. */
+  private async decide(t: Tx, k: string, principal: string, fp: string): Promise<Begin> {
+    const live = this.running.get(k)
+    if (live) {
+      if (live.fingerprint !== fp) throw reused()
+      return { kind: 'answer', outcome: live.outcome }
+    }
+    const rec = await t.get('idempotency', k)
+    if (rec && rec.principal === principal && Date.parse(rec.expires_at) > t.now.getTime()) {
+      if (rec.fingerprint !== fp) throw reused()
+      if (rec.state === 'answered' && rec.status !== undefined)
+        return { kind: 'answer', outcome: Promise.resolve({ status: rec.status, body: rec.body }) }
+      const e = conflict(
+        'the request with this Idempotency-Key was applied, but its answer was not kept; read the current state instead of repeating it',
+        { header: 'Idempotency-Key' },
+      )
+      return { kind: 'answer', outcome: Promise.resolve({ status: e.status, body: errorBody(e) }) }
+    }
+    // An expired record goes now, under the key's lock: a sweep that read it cannot later
+    // delete the fresh record this request writes.
+    if (rec) t.write({ c: 'idempotency', k, v: null })
+    return this.start(k, principal, fp, t.now)
   }
 
   /** Register a first run of key k and the view of the state it runs with. */
@@ -128,7 +133,7 @@ export class IdempotencyKeys {
           Buffer.byteLength(text) <= MAX_KEPT_BODY_BYTES
             ? { ...base, state: 'answered', status: o.status, body: o.body }
             : base
-        await this.state.tx([lockOf(k)], async (t) => t.write({ c: 'idempotency', k, v: kept }))
+        await this.state.commit([lockOf(k)], [{ c: 'idempotency', k, v: kept }])
       } catch {
         // The effect is journaled, its answer is not (e.g. a full disk): the client still gets
         // it now, and a repeat learns that the request was applied (409), never a second effect.
@@ -144,9 +149,12 @@ export class IdempotencyKeys {
 
   /** Forget expired keys, at most once a minute, in one transaction holding their locks. */
   private async sweep(): Promise<void> {
+    // When to look is this process's own schedule; what has expired is judged by the
+    // state's clock (the database's, on PostgreSQL), read only when it is time: asked first,
+    // it cost every keyed request one more round trip.
+    if (Date.now() < this.nextSweep) return
+    this.nextSweep = Date.now() + SWEEP_EVERY_MS
     const now = await this.state.now()
-    if (now.getTime() - this.lastSweep < SWEEP_EVERY_MS) return
-    this.lastSweep = now.getTime()
     // By the minute each key expires in: only the expired keys are read, never every answer kept.
     const minute = now.toISOString().slice(0, 16)
     const due = (await this.state.indexKeys('idempotencyByExpiry')).filter((m) => m <= minute)
@@ -183,17 +191,18 @@ class MarkedState implements State {
     return this.inner.backend
   }
 
-  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, reads?: readonly Read[]): Promise<T> {
     let wrote = false
-    const out = this.inner.tx(locks, async (t) => {
+    const marked = async (t: Tx): Promise<T> => {
       const view: Tx = {
         get: (c, k) => t.get(c, k),
+        getMany: (c, keys) => t.getMany(c, keys),
         all: (c) => t.all(c),
         entries: (c) => t.entries(c),
         byIndex: (n, k) => t.byIndex(n, k),
         idsByIndex: (n, k) => t.idsByIndex(n, k),
         indexKeys: (n) => t.indexKeys(n),
-        tokenByHash: (h) => t.tokenByHash(h),
+        credentials: (h, runId) => t.credentials(h, runId),
         nextId: (name, prefix) => t.nextId(name, prefix),
         write: (...ops) => {
           if (ops.length > 0) wrote = true
@@ -205,20 +214,28 @@ class MarkedState implements State {
       const r = await fn(view)
       if (wrote) t.write(this.mark)
       return r
-    })
+    }
+    const out = this.inner.tx(locks, marked, reads)
     return out.then((r) => {
       if (wrote) this.applied = true
       return r
     })
   }
 
+  async commit(locks: readonly string[], ops: readonly Op[]): Promise<void> {
+    if (ops.length === 0) return this.inner.commit(locks, ops)
+    await this.inner.commit(locks, [...ops, this.mark])
+    this.applied = true
+  }
+
   get: State['get'] = (c, k) => this.inner.get(c, k)
+  getMany: State['getMany'] = (c, keys) => this.inner.getMany(c, keys)
   all: State['all'] = (c) => this.inner.all(c)
   entries: State['entries'] = (c) => this.inner.entries(c)
   byIndex: State['byIndex'] = (n, k) => this.inner.byIndex(n, k)
   idsByIndex: State['idsByIndex'] = (n, k) => this.inner.idsByIndex(n, k)
   indexKeys: State['indexKeys'] = (n) => this.inner.indexKeys(n)
-  tokenByHash: State['tokenByHash'] = (h) => this.inner.tokenByHash(h)
+  credentials: State['credentials'] = (h, runId) => this.inner.credentials(h, runId)
   now: State['now'] = () => this.inner.now()
   newScope: State['newScope'] = () => this.inner.newScope()
   settle: State['settle'] = (s) => this.inner.settle(s)

@@ -44,9 +44,9 @@ export async function casWithIntent(
     created_at: t.now.toISOString(),
   }
   // Its own transaction: the intent must be on disk before the ref moves, whatever t does.
-  await ctx.state.tx([], async (i) => i.write({ c: 'intents', k, v: intent }))
+  await ctx.state.commit([], [{ c: 'intents', k, v: intent }])
   await ctx.state.flush()
-  const drop = (): Promise<void> => ctx.state.tx([], async (d) => d.write({ c: 'intents', k, v: null }))
+  const drop = (): Promise<void> => ctx.state.commit([], [{ c: 'intents', k, v: null }])
   let moved: boolean
   try {
     moved = await repo.casRef(ref, next, expected)
@@ -86,9 +86,7 @@ export async function reconcileIntents(
       const cur = await repo.refValue(it.ref)
       happened = cur === it.next || (it.accept === 'contains' && cur !== null && (await repo.isAncestor(it.next, cur)))
     }
-    await ctx.state.tx([`repo:${it.repo}`], async (t) =>
-      t.write(...(happened ? (it.ops as Op[]) : []), { c: 'intents', k, v: null }),
-    )
+    await ctx.state.commit([`repo:${it.repo}`], [...(happened ? (it.ops as Op[]) : []), { c: 'intents', k, v: null }])
     ;(happened ? completed : dropped).push(k)
     log(
       `ag-server: ${happened ? 'completed' : 'dropped'} pending update of ${it.ref} in ${it.repo} (${it.next.slice(0, 12)})`,

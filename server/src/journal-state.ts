@@ -1,5 +1,5 @@
 import { KeyedMutex } from './mutex.ts'
-import type { IndexName, Indexed, Op, Scope, State, Tx } from './state.ts'
+import type { Credentials, IndexName, Indexed, Op, Read, Scope, State, Tx } from './state.ts'
 import type { Store } from './store.ts'
 import type { CollectionName, Collections } from './types.ts'
 
@@ -22,6 +22,9 @@ export class JournalState implements State {
   async get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined> {
     return this.store.get(c, k)
   }
+  async getMany<C extends CollectionName>(c: C, keys: readonly string[]): Promise<(Collections[C] | undefined)[]> {
+    return keys.map((k) => this.store.get(c, k))
+  }
   async all<C extends CollectionName>(c: C): Promise<Collections[C][]> {
     return this.store.all(c)
   }
@@ -37,12 +40,23 @@ export class JournalState implements State {
   async indexKeys(name: IndexName): Promise<string[]> {
     return this.store.indexKeys(name)
   }
-  async tokenByHash(h: string): Promise<Collections['tokens'] | undefined> {
-    return this.store.tokenByHash(h)
+  async credentials(h: string, runId: string | undefined): Promise<Credentials> {
+    return this.read(h, runId, new Date())
+  }
+  private read(h: string, runId: string | undefined, now: Date): Credentials {
+    return {
+      token: this.store.tokenByHash(h),
+      run: runId === undefined ? undefined : this.store.get('runs', runId),
+      now,
+    }
   }
 
-  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T> {
+  /** `reads` is not needed: the store's reads are in memory. */
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, _reads?: readonly Read[]): Promise<T> {
     return this.locks.runAll(locks, () => this.run(fn))
+  }
+  commit(locks: readonly string[], ops: readonly Op[]): Promise<void> {
+    return this.tx(locks, async (t) => t.write(...ops))
   }
 
   /** fn's run and its one commit, under locks already held. */
@@ -52,12 +66,13 @@ export class JournalState implements State {
     let open = true
     const t: Tx = {
       get: (c, k) => this.get(c, k),
+      getMany: (c, keys) => this.getMany(c, keys),
       all: (c) => this.all(c),
       entries: (c) => this.entries(c),
       byIndex: (name, key) => this.byIndex(name, key),
       idsByIndex: (name, key) => this.idsByIndex(name, key),
       indexKeys: (name) => this.indexKeys(name),
-      tokenByHash: (h) => this.tokenByHash(h),
+      credentials: async (h, runId) => this.read(h, runId, t.now),
       nextId: async (name, prefix) => {
         if (!open) throw new Error('transaction already ended: nextId after its fn returned')
         counters.add(name)

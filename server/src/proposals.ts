@@ -3,7 +3,7 @@ import { authorize, inScope, roleAtLeast, roleOf, type Caller } from './auth.ts'
 import { conflict, forbidden, invalid } from './errors.ts'
 import { casWithIntent } from './intents.ts'
 import { formatCommit, type RawObject } from './objects.ts'
-import type { Op, StateReader } from './state.ts'
+import type { Op, StateReader, Tx } from './state.ts'
 import { checkBranch } from './paths.ts'
 import type { Repo } from './repos.ts'
 import type { ProposalRec, WorkspaceRec } from './types.ts'
@@ -116,12 +116,13 @@ export async function createProposal(
       { c: 'workspaces', k: ws.id, at: ['proposals'], add: id },
     ]
     // The workspace's lock too: a discard cannot slip in between this check and the record.
-    await ctx.state.tx([`repo:${ws.repo}`, `ws:${ws.id}`], async (t) => {
+    const recordIt = async (t: Tx): Promise<void> => {
       if ((await t.get('workspaces', ws.id))?.state !== 'open')
         throw conflict('workspace is discarded', { workspace: wsId })
       if (!(await casWithIntent(ctx, t, repo, refOf(id), head, null, 'exact', record)))
         throw conflict('proposal ref already exists', { ref: refOf(id) })
-    })
+    }
+    await ctx.state.tx([`repo:${ws.repo}`, `ws:${ws.id}`], recordIt, [{ c: 'workspaces', k: ws.id }])
     // Committed: the proposal ref keeps what was proposed: the workspace ref goes unless writes followed.
     await releaseWorkspaceRef(ctx, repo, ws.id)
     return p
@@ -227,7 +228,7 @@ export async function withdrawProposal(
     !roleAtLeast(await roleOf(ctx.state, p0.repo, caller.principal), 'maintainer')
   )
     throw forbidden('only the author or a maintainer can withdraw', {})
-  await ctx.state.tx([`repo:${p0.repo}`], async (t) => {
+  const withdraw = async (t: Tx): Promise<void> => {
     const p = (await t.get('proposals', id)) as ProposalRec
     if (p.state !== 'open') throw conflict(`proposal is ${p.state}`, { state: p.state })
     const at = (field: keyof ProposalRec, v: unknown): Op => ({ c: 'proposals', k: id, at: [field], v })
@@ -236,7 +237,8 @@ export async function withdrawProposal(
       at('updated_at', t.now.toISOString()),
       ...(reason !== undefined ? [at('withdrawn_reason', reason)] : []),
     )
-  })
+  }
+  await ctx.state.tx([`repo:${p0.repo}`], withdraw, [{ c: 'proposals', k: id }])
   return (await ctx.state.get('proposals', id)) as ProposalRec
 }
 
@@ -262,7 +264,7 @@ export async function listProposals(
   )
   const ids = lists.flat().sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)))
   const pg = page(ids, cursor, limit)
-  const items = await Promise.all(pg.items.map((id) => ctx.state.get('proposals', id)))
+  const items = await ctx.state.getMany('proposals', pg.items)
   return { ...pg, items: items as ProposalRec[] }
 }
 

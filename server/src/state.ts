@@ -38,6 +38,15 @@ export interface AddOp {
 export type Op = PutOp | SetOp | AddOp
 
 /**
+ * What a transaction expects to read (State.tx's `reads`): a record (get), or an index's group
+ * of records (byIndex), with, if `with` says so, the records of another collection its records
+ * name in a field (getMany of those keys: a repository's leases and their runs).
+ */
+export type Read =
+  | { c: Exclude<CollectionName, 'counters'>; k: string }
+  | { index: IndexName; key: string; with?: { c: Exclude<CollectionName, 'counters'>; field: string } }
+
+/**
  * Secondary indexes both backends keep (the journal in memory, PostgreSQL as SQL indexes):
  * the records of a collection grouped by a key, so a request reads one proposal's reviews
  * or one run's leases instead of a table that grows with history.
@@ -57,9 +66,21 @@ export interface IndexCollections {
 export type IndexName = keyof IndexCollections
 export type Indexed<N extends IndexName> = Collections[IndexCollections[N]]
 
+/** The records authenticate reads, and the clock it judges their expiry by. */
+export interface Credentials {
+  token: Collections['tokens'] | undefined
+  run: Collections['runs'] | undefined
+  now: Date
+}
+
 /** Reads, outside or inside a transaction. Records come back as copies the caller may keep. */
 export interface StateReader {
   get<C extends CollectionName>(c: C, k: string): Promise<Collections[C] | undefined>
+  /**
+   * the records of c under keys, in the order of keys (undefined where absent): one read on
+   * PostgreSQL, not one per key, so a lookup of every lease's run costs one round trip
+   */
+  getMany<C extends CollectionName>(c: C, keys: readonly string[]): Promise<(Collections[C] | undefined)[]>
   /** every record of c, in no set order */
   all<C extends CollectionName>(c: C): Promise<Collections[C][]>
   /** [key, record] of every record of c, in no set order */
@@ -74,8 +95,12 @@ export interface StateReader {
   idsByIndex(name: IndexName, key: string): Promise<string[]>
   /** the keys an index holds records under, in no set order */
   indexKeys(name: IndexName): Promise<string[]>
-  /** the token whose secret hashes to h */
-  tokenByHash(h: string): Promise<Collections['tokens'] | undefined>
+  /**
+   * What authenticating a request reads (auth.ts), together, in one round trip on PostgreSQL:
+   * the token whose secret hashes to h, the run named (AGWP-Run), and the clock their expiry
+   * is judged by (inside a transaction, its Tx.now).
+   */
+  credentials(h: string, runId: string | undefined): Promise<Credentials>
 }
 
 /** One transaction: reads, then writes queued to commit together when fn returns. */
@@ -116,8 +141,20 @@ export interface State extends StateReader {
    * `ws:<id>`, `token:<id>`, `key:<id>`, `idem:<key>`. Throws what
    * fn throws (nothing written), or 507 `storage_full` / the backend's error when the
    * commit fails (nothing written either).
+   *
+   * `reads` names records and index groups (Read) fn is expected to read, a hint: fn may
+   * read others, or not these. PostgreSQL reads them in the round trip that takes the
+   * locks and answers fn's reads of them from there, as they were once the locks were held
+   * (a round trip less each while the locks are held); the journal, whose reads cost
+   * nothing, ignores it.
    */
-  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>): Promise<T>
+  tx<T>(locks: readonly string[], fn: (t: Tx) => Promise<T>, reads?: readonly Read[]): Promise<T>
+  /**
+   * Commit ops holding the locks, reading nothing first: what `tx(locks, async (t) =>
+   * t.write(...ops))` does, in one round trip on PostgreSQL (two when a set or add must read
+   * its row). Throws as tx does, nothing written.
+   */
+  commit(locks: readonly string[], ops: readonly Op[]): Promise<void>
   /** the clock expiry is judged by (see Tx.now) */
   now(): Promise<Date>
   /** a fresh request scope */

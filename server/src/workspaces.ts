@@ -4,7 +4,7 @@ import { authorize, inScope } from './auth.ts'
 import { type AgwpError, conflict, forbidden, invalid, notFound } from './errors.ts'
 import { listDir, encodeContent, diff, type TreeEntry } from './gitread.ts'
 import { isTreeMode, writeObject } from './objects.ts'
-import type { Op, StateReader } from './state.ts'
+import type { Op, Read, StateReader, Tx } from './state.ts'
 import { ancestors, checkPath, checkReadPath } from './paths.ts'
 import type { Repo } from './repos.ts'
 import type { OverlayEntry, WorkspaceRec } from './types.ts'
@@ -15,6 +15,15 @@ import { buildTree } from './wstree.ts'
 // Workspaces are overlays on a base commit kept in the store (path -> blob id or
 // deletion); contents go into the repository's object database as blobs, so a
 // workspace costs no checkout and proposing it is pure plumbing.
+
+/**
+ * fn in a transaction holding workspace id's lock, with its record (and its repository's, when
+ * known: getWorkspace reads both) read as the lock is taken (State.tx).
+ */
+function onWorkspace<T>(ctx: Ctx, id: string, repo: string | undefined, fn: (t: Tx) => Promise<T>): Promise<T> {
+  const reads: Read[] = [{ c: 'workspaces', k: id }, ...(repo === undefined ? [] : [{ c: 'repos', k: repo } as const])]
+  return ctx.state.tx([`ws:${id}`], fn, reads)
+}
 
 export async function getWorkspace(
   ctx: Ctx,
@@ -254,7 +263,7 @@ export async function writeFile(
   // git process); the check and the overlay update happen under it so if_match is a true
   // compare-and-swap.
   const blob = await writeObject(repo.gitDir, 'blob', data)
-  return ctx.state.tx([`ws:${id}`], async (t) => {
+  return onWorkspace(ctx, id, ws0.repo, async (t) => {
     const ws = await getWorkspace(ctx, caller, id, true, t)
     const cur = await lookup(repo, ws, p)
     if (cur?.kind === 'dir') throw conflict(`'${p}' is a directory`, { path: p })
@@ -312,7 +321,7 @@ export async function deleteFile(
   ifMatch: string | undefined,
 ): Promise<Record<string, unknown>> {
   const p = checkPath(rawPath)
-  return ctx.state.tx([`ws:${id}`], async (t) => {
+  return onWorkspace(ctx, id, undefined, async (t) => {
     const ws = await getWorkspace(ctx, caller, id, true, t)
     const repo = ctx.repos.get(ws.repo)
     const cur = await lookup(repo, ws, p)
@@ -338,7 +347,7 @@ export async function moveFile(
   const from = checkPath(body.from, 'from')
   const to = checkPath(body.to, 'to')
   if (from === to) throw invalid('from and to are the same path', { field: 'to' })
-  return ctx.state.tx([`ws:${id}`], async (t) => {
+  return onWorkspace(ctx, id, undefined, async (t) => {
     const ws = await getWorkspace(ctx, caller, id, true, t)
     const repo = ctx.repos.get(ws.repo)
     const src = await lookup(repo, ws, from)
@@ -361,7 +370,7 @@ export async function moveFile(
 export async function discardWorkspace(ctx: Ctx, caller: Caller, id: string): Promise<Record<string, unknown>> {
   const ws0 = await getWorkspace(ctx, caller, id, true)
   try {
-    return await ctx.state.tx([`ws:${id}`], async (t) => {
+    return await onWorkspace(ctx, id, ws0.repo, async (t) => {
       const ws = await getWorkspace(ctx, caller, id, true, t)
       const next: WorkspaceRec = { ...ws, state: 'discarded', updated_at: t.now.toISOString() }
       t.write({ c: 'workspaces', k: id, v: next })

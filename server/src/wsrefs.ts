@@ -77,7 +77,9 @@ export async function syncWorkspaceRef(
  */
 export async function releaseWorkspaceRef(ctx: Ctx, repo: Repo, id: string): Promise<void> {
   await ctx.state
-    .tx([`ws:${id}`], async (t) => syncWorkspaceRef(ctx, t, repo, id, await t.get('workspaces', id)))
+    .tx([`ws:${id}`], async (t) => syncWorkspaceRef(ctx, t, repo, id, await t.get('workspaces', id)), [
+      { c: 'workspaces', k: id },
+    ])
     .catch(() => undefined)
 }
 

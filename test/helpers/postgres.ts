@@ -67,6 +67,15 @@ export async function createDatabase(base?: string): Promise<{ url: string; drop
   return { url: withDatabase(server, db), drop: () => admin(server, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`) }
 }
 
+/** Poll f until it holds (an event, not a duration: gives up only after 20 s). */
+export async function until(what: string, f: () => Promise<boolean>): Promise<void> {
+  for (let n = 0; n < 2000; n++) {
+    if (await f()) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error(`gave up waiting: ${what}`)
+}
+
 /** Run one statement on the server's own database. */
 export async function admin(url: string, sql: string): Promise<void> {
   const c = new pg.Client({ connectionString: url })

@@ -10,7 +10,7 @@ import { adminMint } from '../../server/src/admin.ts'
 import { JournalState } from '../../server/src/journal-state.ts'
 import type { State } from '../../server/src/state.ts'
 import type { Store } from '../../server/src/store.ts'
-import type { LeaseRec, Policy, ProposalRec, ReviewRec, Scope, WorkspaceRec } from '../../server/src/types.ts'
+import type { LeaseRec, Policy, ProposalRec, ReviewRec, RunRec, Scope, WorkspaceRec } from '../../server/src/types.ts'
 import type { Json } from '../helpers/json.ts'
 import { GIT_IDENTITY } from '../helpers/git-identity.ts'
 import { createDatabase } from '../helpers/postgres.ts'
@@ -86,6 +86,22 @@ export function leaseRecord(id: string, repo: string, over: Partial<LeaseRec> = 
     expires_at: '2099-01-01T00:00:00.000Z',
     created_at: '2026-01-01T00:00:00.000Z',
     released: false,
+    ...over,
+  }
+}
+
+/** An active run of a task by agent:a, for tests of the store (fields in `over` win). */
+export function runRecord(id: string, task: string, repo: string, over: Partial<RunRec> = {}): RunRec {
+  return {
+    run_id: id,
+    task,
+    repo,
+    principal: 'agent:a',
+    state: 'active',
+    lease_expires_at: '2099-01-01T00:00:00.000Z',
+    notes: [],
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
     ...over,
   }
 }

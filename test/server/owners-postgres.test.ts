@@ -2,7 +2,7 @@ import t from 'tap'
 import { AgwpError } from '../../server/src/errors.ts'
 import { PgOwnership, type PgOwnershipOptions } from '../../server/src/pg/owners.ts'
 import { PgState } from '../../server/src/pg/pg-state.ts'
-import { withPostgres } from '../helpers/postgres.ts'
+import { until, withPostgres } from '../helpers/postgres.ts'
 
 // Repository ownership between instances (pg/owners.ts) on a real PostgreSQL: several
 // PgOwnership objects on one database stand for several instances; the multi-process
@@ -41,15 +41,6 @@ await withPostgres(t, async (db) => {
       instance: r.instance as string,
       epoch: Number(r.epoch),
     }))
-
-  /** Poll until `i` serves repo (it takes it over once the owner's lease is out): waits on the event. */
-  const until = async (what: string, f: () => Promise<boolean>): Promise<void> => {
-    for (let n = 0; n < 2000; n++) {
-      if (await f()) return
-      await new Promise((r) => setTimeout(r, 10))
-    }
-    throw new Error(`gave up waiting: ${what}`)
-  }
 
   t.test('20 concurrent first requests at 3 instances: one owner, epoch 1, the rest forward to it', async (t) => {
     const url = await db.fresh()

@@ -1,7 +1,14 @@
 import type { Test } from 'tap'
 import type { IndexName, State } from '../../server/src/state.ts'
-import type { IdempotencyRec, LeaseRec, ProposalRec, TaskRec, TokenRec } from '../../server/src/types.ts'
-import { leaseRecord, proposalRecord, reviewRecord } from './helpers.ts'
+import {
+  DEFAULT_POLICY,
+  type IdempotencyRec,
+  type LeaseRec,
+  type ProposalRec,
+  type TaskRec,
+  type TokenRec,
+} from '../../server/src/types.ts'
+import { leaseRecord, proposalRecord, reviewRecord, runRecord } from './helpers.ts'
 
 // What any State backend must do (server/src/state.ts), as tests a backend's own test file
 // registers with stateContract(t, name, open): the journal's in state-journal.test.ts, the
@@ -74,6 +81,182 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
     await s.tx([], async (x) => x.write({ c: 'tasks', k: 'task-1', v: null }))
     t.equal(await s.get('tasks', 'task-1'), undefined, 'deleted')
     t.same(await s.all('tasks'), [], 'and gone from all()')
+  })
+
+  on('commit applies ops as a tx that only writes them', async (t, s) => {
+    await s.commit(['repo:demo'], [{ c: 'tasks', k: 'task-1', v: task('task-1', 'demo') }])
+    t.same(await s.get('tasks', 'task-1'), task('task-1', 'demo'), 'a put')
+    await s.commit(
+      ['b', 'a', 'b'],
+      [
+        { c: 'tasks', k: 'task-1', at: ['title'], v: 'renamed' },
+        { c: 'tasks', k: 'task-1', at: ['paths'], add: 'src/**' },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'counters', k: 'n', v: 4 },
+      ],
+    )
+    const got = await s.get('tasks', 'task-1')
+    t.equal(got?.title, 'renamed', 'a set')
+    t.same(got?.paths, ['src/**'], 'an add')
+    t.same(ids(await s.byIndex('tasksByRepo', 'demo')), ['task-1', 'task-2'], 'several records, indexed')
+    t.equal(await s.get('counters', 'n'), 4, 'a counter')
+    await s.commit([], [{ c: 'tasks', k: 'task-9', at: ['title'], v: 'x' }])
+    t.equal(await s.get('tasks', 'task-9'), undefined, 'a set on an absent record makes none')
+    await s.commit([], [])
+    await s.commit(['a'], [{ c: 'tasks', k: 'task-2', v: null }])
+    t.same(ids(await s.all('tasks')), ['task-1'], 'a delete')
+  })
+
+  on('tx reads: named records and index groups are read with the lock, others as usual', async (t, s) => {
+    await s.commit(
+      [],
+      [
+        { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'tasks', k: 'task-3', v: task('task-3', 'other') },
+        { c: 'repos', k: 'demo', v: { policy: DEFAULT_POLICY, roles: {} } },
+        { c: 'leases', k: 'lease-1', v: lease('lease-1', 'demo', 'run-1') },
+        { c: 'leases', k: 'lease-2', v: lease('lease-2', 'demo', 'run-gone') },
+        { c: 'runs', k: 'run-1', v: runRecord('run-1', 'task-1', 'demo') },
+        { c: 'runs', k: 'run-2', v: runRecord('run-2', 'task-2', 'demo') },
+      ],
+    )
+    const out = await s.tx(
+      ['coord:demo'],
+      async (x) => {
+        x.write({ c: 'tasks', k: 'task-1', at: ['title'], v: 'changed' })
+        return {
+          named: (await x.get('tasks', 'task-1'))?.title,
+          again: (await x.get('tasks', 'task-1'))?.title,
+          absent: await x.get('tasks', 'task-9'),
+          repo: (await x.get('repos', 'demo'))?.roles,
+          unnamed: (await x.get('tasks', 'task-2'))?.id,
+          group: (await x.byIndex('tasksByRepo', 'demo')).map((r) => r.title).sort(),
+          empty: await x.byIndex('tasksByRepo', 'none'),
+          unnamedGroup: ids(await x.byIndex('tasksByRepo', 'other')),
+          leases: ids(await x.byIndex('unreleasedLeasesByRepo', 'demo')),
+          theirRuns: (await x.getMany('runs', ['run-1', 'run-gone'])).map((r) => r?.run_id),
+          otherRuns: (await x.getMany('runs', ['run-1', 'run-2'])).map((r) => r?.run_id),
+        }
+      },
+      [
+        { c: 'tasks', k: 'task-1' },
+        { c: 'tasks', k: 'task-9' },
+        { c: 'repos', k: 'demo' },
+        { index: 'tasksByRepo', key: 'demo' },
+        { index: 'tasksByRepo', key: 'none' },
+        { index: 'unreleasedLeasesByRepo', key: 'demo', with: { c: 'runs', field: 'run_id' } },
+      ],
+    )
+    t.same(
+      out,
+      {
+        named: 'task-1',
+        again: 'task-1',
+        absent: undefined,
+        repo: {},
+        unnamed: 'task-2',
+        group: ['task-1', 'task-2'],
+        empty: [],
+        unnamedGroup: ['task-3'],
+        leases: ['lease-1', 'lease-2'],
+        theirRuns: ['run-1', undefined],
+        otherRuns: ['run-1', 'run-2'],
+      },
+      'named records and groups as they were, without the queued write; absent ones absent; others read as usual',
+    )
+    t.equal((await s.get('tasks', 'task-1'))?.title, 'changed', 'the write committed')
+  })
+
+  on('getMany reads records in the order asked', async (t, s) => {
+    await s.tx([], async (x) =>
+      x.write(
+        { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'b') },
+        { c: 'counters', k: 'n', v: 3 },
+      ),
+    )
+    const got = await s.getMany('tasks', ['task-2', 'task-9', 'task-1', 'task-2'])
+    t.same(
+      got.map((r) => r?.id),
+      ['task-2', undefined, 'task-1', 'task-2'],
+      'one answer per key, undefined where absent, a key asked twice answered twice',
+    )
+    t.same(got[2], task('task-1', 'demo'), 'the whole record')
+    t.same(await s.getMany('tasks', []), [], 'no keys, no records')
+    t.same(await s.getMany('counters', ['n', 'none']), [3, undefined], 'a non-object record too')
+    await s.tx([], async (x) => {
+      x.write({ c: 'tasks', k: 'task-1', v: null })
+      t.same(
+        (await x.getMany('tasks', ['task-1', 'task-2'])).map((r) => r?.id),
+        ['task-1', 'task-2'],
+        'inside a tx, without its own queued writes',
+      )
+    })
+    t.same(
+      (await s.getMany('tasks', ['task-1', 'task-2'])).map((r) => r?.id),
+      [undefined, 'task-2'],
+      'and its delete once committed',
+    )
+  })
+
+  on('any text round-trips: quotes, backslashes, newlines, non-ASCII, in keys and values', async (t, s) => {
+    const odd = String.raw`it's "quoted" \ back\\slash E'\x41' \u0041 $1 $$ ;` + '\n COMMIT; -- é 漢 🙂\t'
+    const k = `task-'${odd}`
+    const v = { ...task(k, 'demo'), title: odd, body: String.raw`\'` + "\n'" }
+    await s.tx([`repo:${odd}`], async (x) =>
+      x.write({ c: 'tasks', k, v }, { c: 'tasks', k: 'plain', v: task('plain', 'demo') }),
+    )
+    t.same(await s.get('tasks', k), v, 'read back as written')
+    await s.tx([], async (x) =>
+      x.write({ c: 'tasks', k, at: ['paths'], add: odd }, { c: 'tasks', k, at: [odd], v: { [odd]: odd } }),
+    )
+    const got = (await s.get('tasks', k)) as unknown as Record<string, unknown>
+    t.same(got['paths'], [odd], 'an add of it')
+    t.same(got[odd], { [odd]: odd }, 'a set at a path named by it')
+    t.equal((await s.get('tasks', 'plain'))?.title, 'plain', 'the record written beside it is unharmed')
+    await s.tx([], async (x) => x.write({ c: 'tasks', k, v: null }))
+    t.same(
+      (await s.all('tasks')).map((r) => r.id),
+      ['plain'],
+      'and its delete',
+    )
+  })
+
+  on('one tx writes, changes and deletes records of several collections together', async (t, s) => {
+    await s.tx([], async (x) =>
+      x.write(
+        { c: 'tasks', k: 'task-1', v: task('task-1', 'demo') },
+        { c: 'tasks', k: 'task-2', v: task('task-2', 'demo') },
+        { c: 'tokens', k: 'tok-1', v: token('tok-1', 'h1') },
+      ),
+    )
+    await s.tx([], async (x) =>
+      x.write(
+        { c: 'tasks', k: 'task-1', at: ['title'], v: 'one' },
+        { c: 'tasks', k: 'task-2', v: null },
+        { c: 'tasks', k: 'task-3', v: task('task-3', 'demo') },
+        { c: 'tasks', k: 'task-3', at: ['title'], v: 'three' },
+        // the same hash moves from one token to another: the delete makes room for the put
+        { c: 'tokens', k: 'tok-2', v: token('tok-2', 'h1') },
+        { c: 'tokens', k: 'tok-1', v: null },
+        { c: 'counters', k: 'c', v: 5 },
+        { c: 'counters', k: 'c', v: 6 },
+        { c: 'leases', k: 'lease-1', v: lease('lease-1', 'demo', 'run-1') },
+      ),
+    )
+    t.same(
+      (await s.all('tasks')).map((r) => [r.id, r.title]).sort(),
+      [
+        ['task-1', 'one'],
+        ['task-3', 'three'],
+      ],
+      'a set, a delete, and a put followed by a set',
+    )
+    t.equal((await s.credentials('h1', undefined)).token?.id, 'tok-2', 'the hash found on the new token')
+    t.equal(await s.get('tokens', 'tok-1'), undefined)
+    t.equal(await s.get('counters', 'c'), 6, 'the last put of a counter')
+    t.same(ids(await s.byIndex('unreleasedLeasesByRun', 'run-1')), ['lease-1'])
   })
 
   on('set and add ops', async (t, s) => {
@@ -171,14 +354,25 @@ export function stateContract(t: Test, name: string, open: () => Promise<State>)
     t.same(await keysOf('reviewsByProposal'), [])
   })
 
-  on('tokenByHash follows the token', async (t, s) => {
+  on('credentials: the token by its hash, the run named, the clock, together', async (t, s) => {
+    const token1 = async (): Promise<TokenRec | undefined> => (await s.credentials('h1', undefined)).token
     await s.tx([], async (x) => x.write({ c: 'tokens', k: 'tok-1', v: token('tok-1', 'h1') }))
-    t.equal((await s.tokenByHash('h1'))?.id, 'tok-1')
-    t.equal(await s.tokenByHash('h2'), undefined)
+    t.equal((await token1())?.id, 'tok-1')
+    t.equal((await s.credentials('h2', undefined)).token, undefined, 'an unknown hash')
     await s.tx([], async (x) => x.write({ c: 'tokens', k: 'tok-1', at: ['revoked'], v: true }))
-    t.equal((await s.tokenByHash('h1'))?.revoked, true, 'a field change is seen through the hash')
+    t.equal((await token1())?.revoked, true, 'a field change is seen through the hash')
+    await s.tx([], async (x) => x.write({ c: 'runs', k: 'run-1', v: runRecord('run-1', 'task-1', 'demo') }))
+    const got = await s.credentials('h1', 'run-1')
+    t.equal(got.run?.run_id, 'run-1', 'the run named')
+    t.equal(got.token?.id, 'tok-1', 'beside the token')
+    t.ok(got.now instanceof Date && !Number.isNaN(got.now.getTime()), 'and the clock')
+    t.equal((await s.credentials('h1', 'run-9')).run, undefined, 'an unknown run')
+    t.equal((await s.credentials('h1', undefined)).run, undefined, 'none named')
+    await s.tx([], async (x) => {
+      t.equal((await x.credentials('h1', undefined)).now.getTime(), x.now.getTime(), "inside a tx, the tx's clock")
+    })
     await s.tx([], async (x) => x.write({ c: 'tokens', k: 'tok-1', v: null }))
-    t.equal(await s.tokenByHash('h1'), undefined, 'a deleted token is not found')
+    t.equal(await token1(), undefined, 'a deleted token is not found')
   })
 
   on('a tx whose fn throws writes nothing', async (t, s) => {
