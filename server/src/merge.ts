@@ -123,7 +123,14 @@ async function mergeTrees(
       if (isTreeMode(be.mode) !== isTreeMode(oe.mode) || isTreeMode(be.mode) !== isTreeMode(te.mode)) return undefined
     }
     let pick: TreeItem | undefined
-    if (key(oe) === key(te) || key(be) === key(te)) pick = oe
+    if (key(oe) === key(te)) {
+      // The same change on both sides; but a deletion inside it can pair with an addition
+      // elsewhere as a rename that git then reports as a conflict (renamed on one side, deleted
+      // on the other): such a merge goes to git.
+      if (be !== undefined && oe !== undefined && isTreeMode(be.mode) && (await deletesIn(repo, be.oid, oe.oid)))
+        return undefined
+      pick = oe
+    } else if (key(be) === key(te)) pick = oe
     else if (key(be) === key(oe)) pick = te
     // (a base entry has both sides of the same kind: checked above)
     else if (be !== undefined && oe !== undefined && te !== undefined && isTreeMode(be.mode)) {
@@ -139,4 +146,16 @@ async function mergeTrees(
   const body = serializeTree(items)
   out.push({ type: 'tree', body })
   return hashObject('tree', body)
+}
+
+/** Does the tree `side` lack a path the tree `base` has (or hold a file where it had a directory)? */
+async function deletesIn(repo: Repo, base: string, side: string): Promise<boolean> {
+  if (base === side) return false
+  const [b, o] = await Promise.all([repo.treeItems(base), repo.treeItems(side)])
+  for (const [name, be] of b) {
+    const oe = o.get(name)
+    if (oe === undefined || isTreeMode(be.mode) !== isTreeMode(oe.mode)) return true
+    if (isTreeMode(be.mode) && oe.oid !== be.oid && (await deletesIn(repo, be.oid, oe.oid))) return true
+  }
+  return false
 }

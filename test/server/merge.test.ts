@@ -126,3 +126,25 @@ t.test(
     t.equal(spawnSync('git', ['--git-dir', gitDir, 'fsck', '--no-dangling'], { env: GIT_ENV }).status, 0, 'git fsck')
   },
 )
+
+// Found by the property above (seed 229798306): both sides delete d/y.txt, one side adds its
+// content elsewhere. Their d/ trees are the same, yet git pairs the deletion with the addition
+// as a rename on one side against a deletion on the other, a conflict.
+t.test('a deletion both sides made inside a directory goes to git', async (t) => {
+  const repo = new Repo('r', gitDir)
+  t.teardown(() => repo.close())
+  const c0 = 0
+  const base: Files = new Map(
+    ['a.txt', 'b.txt', 'd/y.txt', 'd/e/z.txt', 'f'].map((p) => [p, { mode: '100644', oid: CONTENTS[c0] as string }]),
+  )
+  const b = commit(base, [])
+  const o = commit(apply(base, { 'm/only.txt': { kind: 'edit', content: c0 }, 'd/y.txt': { kind: 'delete' } }), [b])
+  const th = commit(apply(base, { 'd/y.txt': { kind: 'delete' } }), [b])
+  const r = spawnSync('git', ['--git-dir', gitDir, 'merge-tree', '--write-tree', '--no-messages', o, th], {
+    env: GIT_ENV,
+    encoding: 'utf8',
+  })
+  t.equal(r.status, 1, 'git reports a conflict')
+  const mine = await trivialMerge(repo, await repo.commitTree(b), await repo.commitTree(o), await repo.commitTree(th))
+  t.equal(mine, undefined, 'the in-process merge declines it')
+})
