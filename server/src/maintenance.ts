@@ -192,8 +192,8 @@ export function plan(c: RepoCounts, o: MaintenanceOptions, full = false): Step[]
   if (full) return ['pack_refs', 'consolidate']
   const steps: Step[] = []
   if (c.loose_refs >= o.looseRefs) steps.push('pack_refs')
-  if (overdue(c, o, 1) === 'consolidate') steps.push('consolidate')
-  else if (overdue(c, o, 1) === 'pack_loose') steps.push('pack_loose')
+  const due = overdue(c, o, 1)
+  if (due) steps.push(due)
   return steps
 }
 
