@@ -2,38 +2,47 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { Ctx } from './context.ts'
 import { git, gitText } from './git.ts'
+import { packsWritten } from './objects.ts'
+import { fsyncDirAsync } from './store.ts'
 import { listRefs } from './refs.ts'
 import type { Repo } from './repos.ts'
 import { releaseWorkspaceRef, WORKSPACE_REFS } from './wsrefs.ts'
 import { nowIso } from './util.ts'
 
-// Repositories that keep themselves small. Everything the server writes is a loose object
-// (objects.ts) or a loose ref file (refs.ts): one 4 KiB block each, hundreds a second under
-// load. Per repository, when a cheap look at the object and ref directories says so:
+// Repositories that keep themselves small. The server writes what a request stores as a small
+// pack of its own (objects.ts), a ref as a loose file (refs.ts); git children (merges) write
+// loose objects. Per repository, when a cheap look at the object and ref directories says so:
 //  - pack the loose refs (`git pack-refs --all --prune`, whose per-ref locks are the ones
 //    refs.ts takes, so a compare-and-swap never races it);
 //  - pack the loose objects, reachable or not, into one pack (pack-objects, prune-packed);
-//  - consolidate when packs pile up: `git repack --cruft -d -l` keeps what any ref reaches
-//    (branches, proposals, workspace refs) in one pack, unreachable objects younger than the
-//    grace in a cruft pack, and drops the rest; `git prune` drops expired loose ones.
+//  - roll the small packs up, geometrically (each pack left at least twice the size of the
+//    next smaller one: a byte is rewritten about log2 times before a consolidation), with
+//    `pack-objects --stdin-packs`, which keeps every object of the packs it combines;
+//  - consolidate when what the roll-ups left weighs a share of the base pack or counts too
+//    many packs: `git repack --cruft -d -l` keeps what any ref reaches (branches, proposals,
+//    workspace refs) in one pack, unreachable objects younger than the grace in a cruft pack,
+//    and drops the rest; `git prune` drops expired loose ones.
 // Nothing reachable is removed, nor anything written within the grace, nor anything written
 // since the oldest request still being handled began: a request references every object it
-// writes before it ends, and freshens one it finds already loose (objects.ts) before anything
-// refers to it, so an unreachable object older than every running request is garbage. The
-// grace is the floor beside that (clock skew on a shared volume; git run by hand). Git children run at nice 10, and a run waits
-// while the server is busy (at most DEFER_LIMIT looks in a row).
+// writes before it ends, and writes again one it reuses (objects.ts, wstree.ts), so an
+// unreachable object older than every running request is garbage. The grace is the floor
+// beside that (clock skew on a shared volume; git run by hand). Git children run at nice 10,
+// and a run waits while the server is busy (at most DEFER_LIMIT looks in a row). A repository
+// is looked at every intervalS, and sooner once the server has written ROLL_AT packs to it.
 
 export interface MaintenanceOptions {
   /** unreachable objects younger than this are kept (seconds), however old the running requests */
   graceS: number
   /** pack loose objects at this many (or sooner, see LOOSE_SHARE) */
   looseObjects: number
-  /** consolidate at this many packs */
+  /** consolidate when roll-ups leave this many packs (the base and cruft packs aside) */
   maxPacks: number
   /** pack refs at this many loose ref files */
   looseRefs: number
   /** how often to look (seconds) */
   intervalS: number
+  /** look sooner once the server has written this many packs to a repository (0: never) */
+  kickAt: number
   /**
    * git at nice 10, so requests' own git work goes first (the default). The tests run it at
    * normal priority: beside other busy test files a niced repack waits for an idle CPU.
@@ -41,12 +50,16 @@ export interface MaintenanceOptions {
   lowPriority: boolean
 }
 
+/** Roll the small packs up once there are this many besides the base and cruft packs. */
+export const ROLL_AT = 16
+
 export const DEFAULT_MAINTENANCE: MaintenanceOptions = {
-  graceS: 120,
+  graceS: 10,
   looseObjects: 2000,
-  maxPacks: 8,
+  maxPacks: 16,
   looseRefs: 100,
   intervalS: 5,
+  kickAt: ROLL_AT,
   lowPriority: true,
 }
 
@@ -55,16 +68,20 @@ export const BUSY_REQUESTS = 4
 export const DEFER_LIMIT = 3
 /**
  * Disk is kept near the packed size by shares of the base pack (the largest pack that is not
- * a cruft pack: what the last consolidation wrote): loose objects are packed once their blocks
- * weigh LOOSE_SHARE of it (and there are at least LOOSE_MIN), and the packs those runs add are
- * consolidated once they weigh EXTRA_SHARE of it. What the grace keeps (the cruft pack) is
- * set by the grace and how fast writes supersede content, not by these: a repository's disk
+ * a cruft pack: what the last consolidation wrote): loose objects and loose ref files are
+ * packed once their blocks weigh LOOSE_SHARE of it (and there are at least LOOSE_MIN, or
+ * LOOSE_REFS_MIN), and what requests and runs add as packs is consolidated once it weighs
+ * EXTRA_SHARE of it (rolled up before that, see rollUp). What the grace keeps (the cruft pack)
+ * is set by the grace and how fast writes supersede content, not by these: a repository's disk
  * stays within about 1 + LOOSE_SHARE + EXTRA_SHARE of its packed size, plus that. Shares of
  * all the packs (cruft included) let a small, busy repository reach 2.5x in the soak.
  */
 const LOOSE_SHARE = 0.15
 const EXTRA_SHARE = 0.15
 const LOOSE_MIN = 100
+const LOOSE_REFS_MIN = 16
+/** How often the timer asks which repositories are due (ms). */
+const KICK_MS = 500
 const BLOCK = 4096
 /** git's own limit for one maintenance child (a repack of a large repository is slow). */
 const GIT_TIMEOUT_MS = 60 * 60 * 1000
@@ -80,12 +97,16 @@ export interface RepoCounts {
   cruft_bytes: number
   /** of pack_bytes: the base pack, the largest other one */
   base_bytes: number
+  /** packs besides the base and cruft packs (what requests and roll-ups wrote) */
+  added_packs: number
+  /** of added_packs: how many a roll-up would combine now (see rollUp) */
+  rollable: number
   loose_refs: number
   /** blocks used by the git directory, as `du` counts them */
   disk_bytes: number
 }
 
-export type Step = 'pack_refs' | 'pack_loose' | 'consolidate'
+export type Step = 'pack_refs' | 'pack_loose' | 'roll_up' | 'consolidate'
 
 export interface RunResult {
   steps: Step[]
@@ -155,6 +176,57 @@ async function countLooseRefs(dir: string): Promise<number> {
   return n
 }
 
+interface PackFile {
+  /** file name, pack-….pack */
+  name: string
+  bytes: number
+  /** a cruft pack (a .mtimes file beside it) */
+  cruft: boolean
+  /** a .keep file beside it: git leaves it alone, so does a roll-up */
+  kept: boolean
+}
+
+async function listPacks(gitDir: string): Promise<PackFile[]> {
+  const dir = path.join(gitDir, 'objects', 'pack')
+  const names = new Set((await entries(dir)).map((f) => f.name))
+  const out: PackFile[] = []
+  for (const name of names) {
+    // A pack without its index is not one yet (being written) or any more (being removed).
+    if (!name.endsWith('.pack') || !names.has(name.replace(/\.pack$/, '.idx'))) continue
+    const st = await fs.promises.stat(path.join(dir, name)).catch(() => undefined)
+    if (!st) continue
+    const sibling = (ext: string): boolean => names.has(name.replace(/\.pack$/, ext))
+    out.push({ name, bytes: st.size, cruft: sibling('.mtimes'), kept: sibling('.keep') })
+  }
+  return out
+}
+
+/** The base pack (the largest that is not cruft: what the last consolidation wrote) and the rest. */
+function splitPacks(packs: PackFile[]): { base: PackFile | undefined; added: PackFile[] } {
+  const plain = packs.filter((p) => !p.cruft).sort((a, b) => a.bytes - b.bytes)
+  const base = plain.pop()
+  return { base, added: plain.filter((p) => !p.kept) }
+}
+
+/**
+ * How many of the smallest of these packs a roll-up combines (0: none): those below the
+ * largest run at the top in which each pack is at least twice the next smaller, and then each
+ * next one smaller than twice what is rolled so far (git repack --geometric=2 decides so).
+ */
+export function rollUp(sizes: number[]): number {
+  const s = [...sizes].sort((a, b) => a - b)
+  let n = 0
+  for (let i = s.length - 1; i > 0; i--)
+    if ((s[i] as number) < 2 * (s[i - 1] as number)) {
+      n = i + 1
+      break
+    }
+  if (n < 2) return 0
+  let rolled = s.slice(0, n).reduce((a, b) => a + b, 0)
+  while (n < s.length && (s[n] as number) < 2 * rolled) rolled += s[n++] as number
+  return n
+}
+
 /** Loose objects, packs and loose refs, read from the directories. */
 export async function countRepo(gitDir: string, disk = false): Promise<RepoCounts> {
   const objects = path.join(gitDir, 'objects')
@@ -162,26 +234,18 @@ export async function countRepo(gitDir: string, disk = false): Promise<RepoCount
   for (const d of await entries(objects))
     if (d.isDirectory() && /^[0-9a-f]{2}$/.test(d.name))
       for (const f of await entries(path.join(objects, d.name))) if (/^[0-9a-f]{38}$/.test(f.name)) loose++
-  let packs = 0
-  let packBytes = 0
-  let cruftBytes = 0
-  let baseBytes = 0
-  const packDir = path.join(objects, 'pack')
-  const names = new Set((await entries(packDir)).map((f) => f.name))
-  for (const name of names) {
-    if (!name.endsWith('.pack')) continue
-    packs++
-    const size = (await fs.promises.stat(path.join(packDir, name)).catch(() => ({ size: 0 }))).size
-    packBytes += size
-    if (names.has(name.replace(/\.pack$/, '.mtimes'))) cruftBytes += size
-    else baseBytes = Math.max(baseBytes, size)
-  }
+  const packs = await listPacks(gitDir)
+  const sum = (ps: PackFile[]): number => ps.reduce((a, p) => a + p.bytes, 0)
+  const cruft = packs.filter((p) => p.cruft)
+  const { base, added } = splitPacks(packs)
   return {
     loose_objects: loose,
-    packs,
-    pack_bytes: packBytes,
-    cruft_bytes: cruftBytes,
-    base_bytes: baseBytes,
+    packs: packs.length,
+    pack_bytes: sum(packs),
+    cruft_bytes: sum(cruft),
+    base_bytes: base?.bytes ?? 0,
+    added_packs: added.length,
+    rollable: rollUp(added.map((p) => p.bytes)),
     loose_refs: await countLooseRefs(path.join(gitDir, 'refs')),
     disk_bytes: disk ? await blocksUnder(gitDir) : 0,
   }
@@ -191,22 +255,29 @@ export async function countRepo(gitDir: string, disk = false): Promise<RepoCount
 export function plan(c: RepoCounts, o: MaintenanceOptions, full = false): Step[] {
   if (full) return ['pack_refs', 'consolidate']
   const steps: Step[] = []
-  if (c.loose_refs >= o.looseRefs) steps.push('pack_refs')
-  const due = overdue(c, o, 1)
-  if (due) steps.push(due)
+  // Loose ref files by the same share: each is a block too, as is each directory of them.
+  if (
+    c.loose_refs >= o.looseRefs ||
+    (c.loose_refs >= LOOSE_REFS_MIN && c.loose_refs * BLOCK >= LOOSE_SHARE * c.base_bytes)
+  )
+    steps.push('pack_refs')
+  steps.push(...overdue(c, o, 1))
   return steps
 }
 
-/** The object step the counts call for at `times` its thresholds, if any. */
-function overdue(c: RepoCounts, o: MaintenanceOptions, times: number): 'consolidate' | 'pack_loose' | undefined {
+/** The object steps the counts call for at `times` their thresholds, if any. */
+function overdue(c: RepoCounts, o: MaintenanceOptions, times: number): Step[] {
   const added = c.pack_bytes - c.cruft_bytes - c.base_bytes
-  if (c.packs >= o.maxPacks * times || (added > 0 && added >= times * EXTRA_SHARE * c.base_bytes)) return 'consolidate'
+  if (c.added_packs - c.rollable >= o.maxPacks * times || (added > 0 && added >= times * EXTRA_SHARE * c.base_bytes))
+    return ['consolidate']
+  const steps: Step[] = []
   if (
     c.loose_objects >= o.looseObjects * times ||
     (c.loose_objects >= LOOSE_MIN * times && c.loose_objects * BLOCK >= times * LOOSE_SHARE * c.base_bytes)
   )
-    return 'pack_loose'
-  return undefined
+    steps.push('pack_loose')
+  if (c.added_packs >= ROLL_AT * times && c.rollable >= 2) steps.push('roll_up')
+  return steps
 }
 
 /**
@@ -215,7 +286,7 @@ function overdue(c: RepoCounts, o: MaintenanceOptions, times: number): 'consolid
  * is niced: on a saturated machine the loose objects would otherwise pile up for minutes
  * (the soak at load 10: 17x the packed size after two minutes).
  */
-export const behind = (c: RepoCounts, o: MaintenanceOptions): boolean => overdue(c, o, 2) !== undefined
+export const behind = (c: RepoCounts, o: MaintenanceOptions): boolean => overdue(c, o, 2).length > 0
 
 /**
  * How young an unreachable object must be to stay: the grace, or longer while an older request
@@ -224,7 +295,11 @@ export const behind = (c: RepoCounts, o: MaintenanceOptions): boolean => overdue
 export const keptFor = (graceS: number, oldestRequestMs: number): number =>
   oldestRequestMs > 0 ? Math.max(graceS, Math.ceil(oldestRequestMs / 1000) + KEPT_MARGIN_S) : graceS
 const KEPT_MARGIN_S = 10
-const expiry = (graceS: number): string => (graceS <= 0 ? 'now' : `${Math.floor(graceS)}.seconds.ago`)
+/**
+ * The git date before which unreachable objects go: fixed at the look, not when git starts
+ * (after the steps before it), so what a request begun after the look writes is never older.
+ */
+const cutoff = (keptS: number): string => `@${Math.floor(Date.now() / 1000 - keptS)}`
 const run = (gitDir: string, low: boolean, args: string[], input?: string): Promise<unknown> =>
   git(gitDir, args, { lowPriority: low, timeoutMs: GIT_TIMEOUT_MS, ...(input !== undefined ? { input } : {}) })
 
@@ -238,7 +313,7 @@ async function looseIds(gitDir: string): Promise<string[]> {
   return out
 }
 
-async function step(ctx: Ctx | undefined, repo: Repo, s: Step, graceS: number, low: boolean): Promise<void> {
+async function step(ctx: Ctx | undefined, repo: Repo, s: Step, expiry: string, low: boolean): Promise<void> {
   const dir = repo.gitDir
   if (s === 'pack_refs') {
     // Keeps what it packs; a ref deleted while pack-refs ran can come back from packed-refs
@@ -256,8 +331,10 @@ async function step(ctx: Ctx | undefined, repo: Repo, s: Step, graceS: number, l
       ids.join('\n') + '\n',
     )
     await run(dir, low, ['prune-packed', '--quiet'])
+  } else if (s === 'roll_up') {
+    await rollUpPacks(dir, low)
   } else {
-    const when = expiry(graceS)
+    const when = expiry
     await run(dir, low, [
       'repack',
       '--cruft',
@@ -268,6 +345,30 @@ async function step(ctx: Ctx | undefined, repo: Repo, s: Step, graceS: number, l
       '--no-write-bitmap-index',
     ])
     await run(dir, low, ['prune', `--expire=${when}`])
+  }
+}
+
+/**
+ * Combine the packs rollUp picks into one, then remove them. The new pack holds every object
+ * they hold (reachable or not, with a new time: at most one more grace for garbage) and is on
+ * disk before any is removed; packs written meanwhile are not among them.
+ */
+async function rollUpPacks(gitDir: string, low: boolean): Promise<void> {
+  const { added } = splitPacks(await listPacks(gitDir))
+  const picked = added.sort((a, b) => a.bytes - b.bytes).slice(0, rollUp(added.map((p) => p.bytes)))
+  if (picked.length < 2) return
+  const dir = path.join(gitDir, 'objects', 'pack')
+  await run(
+    gitDir,
+    low,
+    ['pack-objects', '--quiet', '--stdin-packs', path.join(dir, 'pack')],
+    picked.map((p) => p.name).join('\n') + '\n',
+  )
+  await fsyncDirAsync(dir)
+  for (const p of picked) {
+    const base = path.join(dir, p.name.replace(/\.pack$/, ''))
+    // The index first: git finds a pack by its index, and a reader that had it open reads on.
+    for (const ext of ['.idx', '.pack', '.rev', '.bitmap']) fs.rmSync(base + ext, { force: true })
   }
 }
 
@@ -316,9 +417,10 @@ export async function maintainRepo(
   const started_at = nowIso()
   let error: string | undefined
   const keptS = keptFor(o.graceS, opts.oldestRequestMs?.() ?? 0)
+  const expiry = cutoff(keptS)
   for (const s of steps) {
     try {
-      await step(opts.ctx, repo, s, keptS, o.lowPriority && !late)
+      await step(opts.ctx, repo, s, expiry, o.lowPriority && !late)
     } catch (e) {
       error = `${s}: ${e instanceof Error ? e.message : String(e)}`.slice(0, 500)
       break
@@ -353,13 +455,16 @@ export interface InFlight {
 }
 
 export interface Maintenance {
-  /** One look at every repository now (tests; the timer calls it too). Resolves when done. */
+  /** One look at every repository now (tests). Resolves when done. */
   tick(): Promise<void>
   /** Stop the timer and wait for a run in progress. */
   stop(): Promise<void>
 }
 
-/** Background maintenance for a serving server: a look every intervalS, one at a time. */
+/**
+ * Background maintenance for a serving server: a look at a repository every intervalS, or
+ * sooner once ROLL_AT packs were written to it; one at a time.
+ */
 export function startMaintenance(
   ctx: Ctx,
   o: MaintenanceOptions,
@@ -369,7 +474,15 @@ export function startMaintenance(
   let current: Promise<void> = Promise.resolve()
   let running = false
   let stopped = false
-  const once = async (): Promise<void> => {
+  /** per repository: when it was last looked at, and packsWritten then */
+  const looked = new Map<string, { at: number; packs: number }>()
+  const started = performance.now()
+  const due = (repo: Repo): boolean => {
+    const l = looked.get(repo.name) ?? { at: started, packs: 0 }
+    if (performance.now() - l.at >= o.intervalS * 1000) return true
+    return o.kickAt > 0 && packsWritten(repo.gitDir) - l.packs >= o.kickAt
+  }
+  const once = async (all: boolean): Promise<void> => {
     for (const name of ctx.repos.names()) {
       if (stopped) return
       // Several instances: only a repository's owner writes it, packs and prunes included.
@@ -380,6 +493,8 @@ export function startMaintenance(
       } catch {
         continue // removed meanwhile
       }
+      if (!all && !due(repo)) continue
+      looked.set(name, { at: performance.now(), packs: packsWritten(repo.gitDir) })
       const r = await maintainRepo(repo, o, {
         ctx,
         busy: () => requests.count() >= BUSY_REQUESTS,
@@ -391,18 +506,19 @@ export function startMaintenance(
       if (r && r !== 'deferred' && !r.ok) log(`ag-server: maintenance of ${name}: ${r.error ?? ''}`)
     }
   }
-  const tick = (): Promise<void> => {
+  const look = (all: boolean): Promise<void> => {
     if (running || stopped) return current
     running = true
-    current = once().finally(() => {
+    current = once(all).finally(() => {
       running = false
     })
     return current
   }
-  const timer = setInterval(() => void tick(), o.intervalS * 1000)
+  // A look at the counters every KICK_MS (no file is read); at a repository when it is due.
+  const timer = setInterval(() => void look(false), Math.min(KICK_MS, o.intervalS * 1000))
   timer.unref()
   return {
-    tick,
+    tick: () => look(true),
     stop: async () => {
       stopped = true
       clearInterval(timer)

@@ -1,20 +1,16 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import zlib from 'node:zlib'
-import { promisify } from 'node:util'
+import { encodePack, type PackObject } from './packfile.ts'
 import { fsyncDirAsync } from './store.ts'
 
-// Git objects written in-process: a blob, tree or commit is SHA-1("<type> <len>\0" + body)
-// stored zlib-deflated at objects/xx/yyyy… (loose object format). Writing them here
-// instead of spawning `git hash-object` / `mktree` / `commit-tree` turns a workspace
-// write or a proposal into a few file operations. Durability matches git's
-// core.fsync=objects: each object file is fsync'd before it is renamed into place, and
-// the object directories are fsync'd before the caller acknowledges anything that
-// refers to the objects.
-
-const deflate = promisify(zlib.deflate)
-const fsync = promisify(fs.fsync)
+// Git objects written in-process: a blob, tree or commit is SHA-1("<type> <len>\0" + body).
+// Writing them here instead of spawning `git hash-object` / `mktree` / `commit-tree` turns a
+// workspace write or a proposal into a few file operations. What one call stores goes into
+// one pack of its own (packfile.ts): two files and a directory fsync'd before the caller
+// acknowledges anything that refers to the objects (git's core.fsync=objects), where loose
+// objects took a file, a fsync and often a fan-out directory each. Maintenance rolls the
+// small packs up (maintenance.ts).
 
 export type ObjType = 'blob' | 'tree' | 'commit'
 
@@ -31,98 +27,95 @@ export function hashObject(type: ObjType, body: Buffer): string {
   return crypto.createHash('sha1').update(objectHeader(type, body.length)).update(body).digest('hex')
 }
 
-/** Name prefix of an object file being written (git uses the same one). */
+/** Name prefix of a loose object file being written (git's); start-up removes leftovers. */
 export const TMP_PREFIX = 'tmp_obj_'
+/** Name prefix of a pack or index being written in objects/pack (git's is tmp_ too). */
+const TMP_PACK_PREFIX = 'tmp_agwp_'
 
-function loosePath(gitDir: string, oid: string): string {
-  return path.join(gitDir, 'objects', oid.slice(0, 2), oid.slice(2))
-}
+/** Packs this process wrote, per git directory: maintenance looks sooner when they pile up. */
+const packsByDir = new Map<string, number>()
+export const packsWritten = (gitDir: string): number => packsByDir.get(gitDir) ?? 0
 
-/** Touch a loose object's mtime; false if it is not there. */
-function freshen(file: string): boolean {
+async function writeFileSynced(file: string, data: Buffer): Promise<void> {
+  const fh = await fs.promises.open(file, 'wx', 0o444)
   try {
-    const now = new Date()
-    fs.utimesSync(file, now, now)
-    return true
-  } catch {
-    // there but not ours to touch (another user's object): as before, not written again
-    return fs.existsSync(file)
+    await fh.writeFile(data)
+    await fh.sync()
+  } finally {
+    await fh.close()
   }
 }
 
 /**
- * Create tmp in its objects/xx directory, making the directory if needed. Maintenance's
- * `git prune-packed` removes a fan-out directory it has emptied, which can happen between
- * the mkdir and the open: then the directory is made again (a request failed with ENOENT
- * during a repack before this).
+ * Durably store objects and return their ids in order. Every object is written, even one the
+ * repository has: the new pack's time freshens it, as git freshens an object it would write,
+ * so maintenance cannot prune it before a ref reaches it.
+ *
+ * Calls for one repository while a pack is being written wait and go into the next pack
+ * together (group commit): under load a pack per fsync, not a pack per call.
  */
-function openInFanout(dir: string, tmp: string): { fd: number; newDir: boolean } {
-  let newDir = false
-  for (let attempt = 0; ; attempt++) {
-    newDir = fs.mkdirSync(dir, { recursive: true }) !== undefined || newDir
-    try {
-      return { fd: fs.openSync(tmp, 'wx', 0o444), newDir }
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw e
-    }
+export function writeObjects(gitDir: string, objs: RawObject[]): Promise<string[]> {
+  const oids = objs.map((o) => hashObject(o.type, o.body))
+  if (objs.length === 0) return Promise.resolve(oids)
+  const q = queues.get(gitDir) ?? { writing: false, next: undefined }
+  queues.set(gitDir, q)
+  const batch = q.next ?? { objs: [], done: deferred() }
+  q.next = batch
+  batch.objs.push(...objs.map((o, i) => ({ oid: oids[i] as string, ...o })))
+  if (!q.writing) void flush(gitDir, q)
+  return batch.done.promise.then(() => oids)
+}
+
+interface Batch {
+  objs: PackObject[]
+  done: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void }
+}
+const queues = new Map<string, { writing: boolean; next: Batch | undefined }>()
+
+function deferred(): Batch['done'] {
+  let resolve!: () => void
+  let reject!: (e: unknown) => void
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
+async function flush(gitDir: string, q: { writing: boolean; next: Batch | undefined }): Promise<void> {
+  q.writing = true
+  for (let b = q.next; b; b = q.next) {
+    q.next = undefined
+    // A failure (a full disk) fails the calls of this pack, and only those.
+    await writePack(gitDir, b.objs).then(b.done.resolve, b.done.reject)
   }
+  q.writing = false
+  queues.delete(gitDir)
 }
 
 /**
- * Write one loose object unless it is already there; returns its directory if written.
- * Only the fsync leaves the event loop (one thread-pool hop): the other steps are cheap
- * metadata calls that cost more as hops than they do done in place.
+ * One pack of `objs`, named at random, not by its checksum: a pack identical to an old one is
+ * a new file, which no repack running meanwhile knows, so none deletes it.
  */
-async function writeOne(gitDir: string, oid: string, obj: RawObject): Promise<{ dir: string; newDir: boolean } | null> {
-  const dest = loosePath(gitDir, oid)
-  // Already there: freshened, as git does, so a concurrent `git gc` (which prunes
-  // unreachable loose objects by age) cannot take it before a ref reaches it; if it was
-  // pruned meanwhile, it is written again below.
-  if (freshen(dest)) return null
-  const dir = path.dirname(dest)
-  const raw = Buffer.concat([objectHeader(obj.type, obj.body.length), obj.body])
-  // Loose objects use git's default core.looseCompression (Z_BEST_SPEED); large ones
-  // are deflated off the event loop.
-  const packed = raw.length > 256 * 1024 ? await deflate(raw, { level: 1 }) : zlib.deflateSync(raw, { level: 1 })
-  const tmp = path.join(dir, `${TMP_PREFIX}${crypto.randomBytes(6).toString('hex')}`)
-  const { fd, newDir } = openInFanout(dir, tmp)
+async function writePack(gitDir: string, objs: PackObject[]): Promise<void> {
+  const { pack, idx } = await encodePack(objs)
+  const dir = path.join(gitDir, 'objects', 'pack')
+  await fs.promises.mkdir(dir, { recursive: true })
+  const name = path.join(dir, `pack-${crypto.randomBytes(20).toString('hex')}`)
+  // Not named *.idx or *.pack until complete: git takes any *.idx in the directory for a pack.
+  const tmp = path.join(dir, `${TMP_PACK_PREFIX}${crypto.randomBytes(6).toString('hex')}`)
   try {
-    try {
-      fs.writeFileSync(fd, packed)
-      await fsync(fd)
-    } finally {
-      fs.closeSync(fd)
-    }
-    // Content-addressed: a concurrent writer of the same oid renames identical bytes.
-    fs.renameSync(tmp, dest)
+    await Promise.all([writeFileSynced(`${tmp}_pack`, pack), writeFileSynced(`${tmp}_idx`, idx)])
+    // The index last: git looks for packs by their .idx.
+    await fs.promises.rename(`${tmp}_pack`, `${name}.pack`)
+    await fs.promises.rename(`${tmp}_idx`, `${name}.idx`)
   } catch (e) {
-    // A full disk must not leave half-written temporary files behind.
-    fs.rmSync(tmp, { force: true })
+    // A full disk must not leave half-written files behind.
+    for (const f of [`${tmp}_pack`, `${tmp}_idx`, `${name}.pack`]) fs.rmSync(f, { force: true })
     throw e
   }
-  return { dir, newDir }
-}
-
-/**
- * Durably store objects (content-addressed, so writing one that exists is a no-op) and
- * return their ids in order. Returns after the files and their directories are fsync'd.
- */
-export async function writeObjects(gitDir: string, objs: RawObject[]): Promise<string[]> {
-  const oids = objs.map((o) => hashObject(o.type, o.body))
-  const dirs = new Set<string>()
-  let newDir = false
-  await Promise.all(
-    objs.map(async (o, i) => {
-      const d = await writeOne(gitDir, oids[i] as string, o)
-      if (d) dirs.add(d.dir)
-      if (d?.newDir) newDir = true
-    }),
-  )
-  // The renames are durable once their directories are synced; a new objects/xx
-  // directory needs its parent synced too. Off the event loop, in parallel.
-  if (newDir) dirs.add(path.join(gitDir, 'objects'))
-  await Promise.all([...dirs].map(fsyncDirAsync))
-  return oids
+  await fsyncDirAsync(dir)
+  packsByDir.set(gitDir, packsWritten(gitDir) + 1)
 }
 
 export async function writeObject(gitDir: string, type: ObjType, body: Buffer): Promise<string> {

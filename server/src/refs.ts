@@ -269,7 +269,8 @@ export async function deleteRefFile(
 /**
  * Remove what killed processes left in a repository the server owns: `*.lock` files
  * (HEAD.lock, packed-refs.lock, refs/.../x.lock), which would otherwise refuse every
- * later update of that ref, and temporary object/pack files. Only safe while no other
+ * later update of that ref, temporary object/pack files and a pack
+ * without its index. Only safe while no other
  * process works in the repository: call it at start-up, under the data directory lock.
  */
 export function settleRepository(gitDir: string): string[] {
@@ -305,8 +306,13 @@ export function settleRepository(gitDir: string): string[] {
       for (const f of list(path.join(objects, e.name)))
         if (f.name.startsWith(TMP_PREFIX)) rm(path.join(objects, e.name, f.name))
     } else if (e.name === 'pack') {
-      for (const f of list(path.join(objects, 'pack')))
-        if (f.name.startsWith('tmp_')) rm(path.join(objects, 'pack', f.name))
+      const files = list(path.join(objects, 'pack'))
+      const names = new Set(files.map((f) => f.name))
+      // A pack whose index never got its name (the writer renames the .pack first) holds
+      // nothing anyone was told of.
+      for (const f of files)
+        if (f.name.startsWith('tmp_') || (f.name.endsWith('.pack') && !names.has(f.name.replace(/\.pack$/, '.idx'))))
+          rm(path.join(objects, 'pack', f.name))
     }
   }
   return removed

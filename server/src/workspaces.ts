@@ -3,7 +3,7 @@ import type { Caller } from './auth.ts'
 import { authorize, inScope } from './auth.ts'
 import { type AgwpError, conflict, forbidden, invalid, notFound } from './errors.ts'
 import { listDir, encodeContent, diff, type TreeEntry } from './gitread.ts'
-import { isTreeMode, writeObject } from './objects.ts'
+import { hashObject, isTreeMode } from './objects.ts'
 import type { Op, Read, StateReader, Tx } from './state.ts'
 import { ancestors, checkPath, checkReadPath } from './paths.ts'
 import type { Repo } from './repos.ts'
@@ -259,10 +259,9 @@ export async function writeFile(
   )
     throw invalid('content is not valid base64', { field: 'content' })
   const repo = ctx.repos.get(ws0.repo)
-  // Blob writing happens outside the lock (content-addressed, idempotent, in-process: no
-  // git process); the check and the overlay update happen under it so if_match is a true
-  // compare-and-swap.
-  const blob = await writeObject(repo.gitDir, 'blob', data)
+  // The check and the overlay update happen under the lock so if_match is a true
+  // compare-and-swap; the blob is written with the workspace's new tree, in one pack.
+  const blob = hashObject('blob', data)
   return onWorkspace(ctx, id, ws0.repo, async (t) => {
     const ws = await getWorkspace(ctx, caller, id, true, t)
     const cur = await lookup(repo, ws, p)
@@ -273,7 +272,7 @@ export async function writeFile(
     // Overwriting keeps the file's mode (100755, 120000); a new file is 100644.
     const mode = cur?.kind === 'file' ? cur.mode : '100644'
     const delta = { [p]: { blob, mode, size: data.length } }
-    await syncWorkspaceRef(ctx, t, repo, id, withChanges(ws, delta))
+    await syncWorkspaceRef(ctx, t, repo, id, withChanges(ws, delta), [{ type: 'blob', body: data }])
     t.write(...changeOps(id, delta, t.now))
     return { workspace: id, path: p, blob, size: data.length, created: cur === null }
   })

@@ -1,6 +1,6 @@
 import type { Ctx } from './context.ts'
 import { gitText } from './git.ts'
-import { formatCommit, gitDate, type RawObject } from './objects.ts'
+import { formatCommit, gitDate, writeObjects, type RawObject } from './objects.ts'
 import type { Repo } from './repos.ts'
 import type { Tx } from './state.ts'
 import type { WorkspaceRec } from './types.ts'
@@ -49,6 +49,8 @@ async function needsRef(ctx: Ctx, repo: Repo, ws: WorkspaceRec, tree: () => Prom
  * Bring refs/agwp/workspaces/<id> in line with `ws` (undefined: the workspace is gone).
  * Call inside t, holding the workspace's lock. A write calls it with the state it is about to
  * commit, before the commit: a write that cannot protect its objects fails and changes nothing.
+ * `objects`: what that state refers to and is not written yet (a written file's blob): they go
+ * into the pack of its tree, or alone if it needs no ref.
  */
 export async function syncWorkspaceRef(
   ctx: Ctx,
@@ -56,6 +58,7 @@ export async function syncWorkspaceRef(
   repo: Repo,
   id: string,
   ws: WorkspaceRec | undefined,
+  objects: RawObject[] = [],
 ): Promise<void> {
   // Every ref the server moves is fenced (owners.ts), this one too.
   await ctx.owners?.fence(t, repo.name)
@@ -63,12 +66,15 @@ export async function syncWorkspaceRef(
   const cur = await repo.refValue(ref)
   let built: { tree: string; extra?: string } | undefined
   const build = async (w: WorkspaceRec): Promise<{ tree: string; extra?: string }> =>
-    (built ??= await buildTree(repo, w, stateCommit(w)))
+    (built ??= await buildTree(repo, w, stateCommit(w), objects))
   if (ws && (await needsRef(ctx, repo, ws, async () => (await build(ws)).tree))) {
     const commit = (await build(ws)).extra as string
     if (cur !== commit && !(await repo.casRef(ref, commit, cur)))
       throw new Error(`workspace ref ${ref} moved under the workspace lock`)
-  } else if (cur !== null) await repo.deleteRef(ref, cur)
+    return
+  }
+  if (objects.length && !built) await writeObjects(repo.gitDir, objects)
+  if (cur !== null) await repo.deleteRef(ref, cur)
 }
 
 /**

@@ -6,29 +6,37 @@ import type { Repo } from './repos.ts'
 import type { OverlayEntry, WorkspaceRec } from './types.ts'
 
 // Tree ids are cached by the exact overlay (base + changes): a propose right after a
-// diff reuses it, and any change, even within the same millisecond, misses.
-const treeCache = new Lru<string, string>(500)
+// diff reuses it, and any change, even within the same millisecond, misses. Only for
+// CACHE_FRESH_MS: the trees may be unreachable (the workspace moved on), and maintenance
+// keeps unreachable objects only so long after a request that reuses them began (its
+// margin, maintenance.ts keptFor); an older state is built, and so written, again.
+const treeCache = new Lru<string, { tree: string; at: number }>(500)
+const CACHE_FRESH_MS = 5000
 
 /**
  * Materialize the overlay as a git tree, in-process: only the trees on the path of a
- * change are rewritten (base trees come from the parsed-tree cache), written as loose
- * objects, the rest are shared with the base by id. Same result as read-tree +
+ * change are rewritten (base trees come from the parsed-tree cache), written as one
+ * pack, the rest are shared with the base by id. Same result as read-tree +
  * update-index + write-tree on a temporary index, without the three git processes.
  */
 export async function buildTree(
   repo: Repo,
   ws: WorkspaceRec,
   extra?: (tree: string) => RawObject,
+  /** objects the overlay refers to, not written yet (a file's new blob): written in the same pack */
+  also: RawObject[] = [],
 ): Promise<{ tree: string; extra?: string }> {
   // Keyed by the repository's directory: a hit means the objects are in *this* repository.
   const key = crypto
     .createHash('sha1')
     .update(`${repo.gitDir}\0${ws.base ?? ''}\0${JSON.stringify(ws.changes)}`)
     .digest('hex')
-  let tree = treeCache.get(key)
+  const hit = treeCache.get(key)
+  let tree = hit && performance.now() - hit.at < CACHE_FRESH_MS ? hit.tree : undefined
   // A cached tree of an overlay state no ref keeps may have been pruned by git gc since.
   if (tree !== undefined && !(await repo.cat.get(tree))) tree = undefined
-  const pending: RawObject[] = []
+  const pending: RawObject[] = [...also]
+  const built = tree === undefined
   if (tree === undefined) {
     const root = ws.base ? await repo.commitTree(ws.base) : null
     tree = (await rebuild(repo, root, Object.entries(ws.changes), pending)) ?? EMPTY_TREE
@@ -37,7 +45,8 @@ export async function buildTree(
   // One batch, one round of fsyncs: the trees and (for a proposal) the commit on top.
   if (extra) pending.push(extra(tree))
   const oids = await writeObjects(repo.gitDir, pending)
-  treeCache.set(key, tree)
+  // Built now: its objects were written now. A hit keeps the time they were written.
+  if (built) treeCache.set(key, { tree, at: performance.now() })
   return extra ? { tree, extra: oids[oids.length - 1] as string } : { tree }
 }
 

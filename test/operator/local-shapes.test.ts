@@ -36,11 +36,15 @@ const PROJECT = { ...manyFiles(800), 'README.md': '# a project\n' }
 const AGENT = 'ag-mcp (agent) <local@agent.agwp.invalid>'
 const AG_SERVER = join(REPO_ROOT, 'dist', 'ag-server.mjs')
 
-/** .ag/ (at `home`) is under a tenth of the repository's .git (`common`): nothing was copied. */
+/**
+ * .ag/ (at `home`) is under a fifth of the repository's .git (`common`): nothing was copied (a
+ * copy is all of it). The tests' projects are small (a .git of 170 KB): a session's journal and
+ * its few packs (each with a 1 KB index) are 8-12% of it.
+ */
 function small(t: Test, home: string, common: string): void {
   const ag = bytesUnder(join(home, '.ag'))
   const dotGit = bytesUnder(common)
-  t.ok(ag > 0 && ag < dotGit / 10, `.ag/ is ${ag} bytes beside .git's ${dotGit} (${((100 * ag) / dotGit).toFixed(1)}%)`)
+  t.ok(ag > 0 && ag < dotGit / 5, `.ag/ is ${ag} bytes beside .git's ${dotGit} (${((100 * ag) / dotGit).toFixed(1)}%)`)
 }
 
 /** Ends the session and sees its private server (of the repository whose .ag/ is at `home`) go with it. */

@@ -75,8 +75,8 @@ t.test('bad flags are refused with what to do', async (t) => {
     ],
     [['maintenance', 'run', '--data', join(data, 'x')], /is not an ag-server data directory/],
     [
-      ['serve', '--data', data, '--maintenance-grace', '30s'],
-      /--maintenance-grace: 30s is too short for a serving server \(at least 1m/,
+      ['serve', '--data', data, '--maintenance-grace', '5s'],
+      /--maintenance-grace: 5s is too short for a serving server \(at least 10s/,
     ],
     [
       ['serve', '--data', data, '--maintenance-max-packs', '1'],

@@ -13,6 +13,7 @@ export const OPTS = {
   maxPacks: 3,
   looseRefs: 5,
   intervalS: 3600,
+  kickAt: 0,
   lowPriority: false,
 }
 
@@ -42,6 +43,19 @@ export function missing(bare: string, ids: string[]): string[] {
     .split('\n')
     .filter((l) => l.endsWith(' missing'))
     .map((l) => l.slice(0, 40))
+}
+
+/** `n` loose objects, as git children (merges) write them: the server itself writes packs. */
+export function looseBlobs(bare: string, n: number, tag: string): string[] {
+  const ids: string[] = []
+  for (let i = 0; i < n; i++)
+    ids.push(
+      execFileSync('git', ['--git-dir', bare, 'hash-object', '-w', '--stdin'], {
+        input: `${tag} ${i}\n`,
+        encoding: 'utf8',
+      }).trim(),
+    )
+  return ids
 }
 
 export const blobOf = (bare: string, content: string): string =>

@@ -1,4 +1,5 @@
 import t from 'tap'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -11,12 +12,14 @@ import {
   DEFER_LIMIT,
   behind,
   keptFor,
+  rollUp,
+  ROLL_AT,
   plan,
   readState,
   type RepoCounts,
 } from '../../server/src/maintenance.ts'
 import { readRef } from '../../server/src/refs.ts'
-import { blobOf, churn, missing, OPTS, reachable, withServer } from './maintenance-kit.ts'
+import { blobOf, churn, looseBlobs, missing, OPTS, reachable, withServer } from './maintenance-kit.ts'
 
 // Repositories keep themselves small (maintenance.ts): loose objects and refs are packed,
 // packs consolidated, unreachable objects past the grace dropped; nothing a ref reaches, nor
@@ -26,21 +29,26 @@ import { blobOf, churn, missing, OPTS, reachable, withServer } from './maintenan
 t.test('the repository shrinks; everything reachable stays; fsck is clean', (t) =>
   withServer(0, async (fx, bare) => {
     const { ws, last } = await churn(fx, 60)
+    const garbage = looseBlobs(bare, 50, 'a merge wrote and nothing kept')
     const before = await countRepo(bare, true)
     const keep = reachable(bare)
     const superseded = blobOf(bare, 'version 3 of a file written again and again\n')
-    t.ok(before.loose_objects >= 60, `loose objects before: ${before.loose_objects}`)
+    t.ok(before.added_packs >= 60, `packs before: ${before.added_packs} (a write is a pack of its own)`)
+    t.ok(before.loose_objects >= 50, `loose objects before: ${before.loose_objects}`)
     t.ok(before.loose_refs >= 8, `loose refs before: ${before.loose_refs}`)
     t.same(missing(bare, [superseded]), [], 'a superseded version is there before')
     // pack refs and loose objects, then (the packs pile up) consolidate
     for (let i = 0; i < 4; i++) {
-      await churn(fx, 45)
       await fx.server.maintenance?.tick()
+      await churn(fx, 45)
+      looseBlobs(bare, 50, `round ${i}`)
     }
     await fx.server.maintenance?.tick()
     const state = readState(bare)
     const steps = state.recent.flatMap((r) => r.steps)
-    t.ok(steps.includes('pack_refs') && steps.includes('pack_loose') && steps.includes('consolidate'), steps.join())
+    // A small repository: what requests add soon weighs 15% of its base, so it is consolidated
+    // (which packs the loose objects too); a larger one rolls up (below).
+    t.ok(steps.includes('pack_refs') && steps.includes('consolidate'), steps.join())
     t.ok(
       state.recent.every((r) => r.ok),
       'every run ok',
@@ -55,6 +63,7 @@ t.test('the repository shrinks; everything reachable stays; fsck is clean', (t) 
     t.ok(after.disk_bytes < before.disk_bytes, `disk ${before.disk_bytes} -> ${after.disk_bytes}`)
     t.same(missing(bare, keep), [], 'every object reachable before is still there')
     t.same(missing(bare, [superseded]), [superseded], 'an unreachable superseded version past the grace is gone')
+    t.same(missing(bare, garbage), garbage, 'and so are unreachable loose objects')
     const r = await fx.api('alice', 'GET', `/workspaces/${ws}/file?path=churn/file.txt`)
     t.equal(r.body.content, last, 'the workspace reads its file from the pack')
     t.ok(readRef(bare, `refs/agwp/workspaces/${ws}`), 'the workspace ref is there (packed)')
@@ -87,6 +96,8 @@ t.test('what a look decides: shares of the base pack, the cruft pack aside', asy
     pack_bytes: 8 * MB,
     cruft_bytes: 0,
     base_bytes: 8 * MB,
+    added_packs: 0,
+    rollable: 0,
     loose_refs: 0,
     disk_bytes: 0,
     ...over,
@@ -104,20 +115,78 @@ t.test('what a look decides: shares of the base pack, the cruft pack aside', asy
     'a cruft pack as large as the base changes nothing',
   )
   t.same(plan(c({ packs: 2, pack_bytes: 16 * MB, cruft_bytes: 8 * MB }), o), [], 'base and cruft: nothing to do')
-  t.same(plan(c({ packs: 3, pack_bytes: 9 * MB }), o), [], 'packs added since: 1 MB, under 15% of the base')
-  t.same(plan(c({ packs: 3, pack_bytes: 9.3 * MB }), o), ['consolidate'], '1.3 MB added: consolidated')
   t.same(
-    plan(c({ packs: 8, pack_bytes: 8.1 * MB }), o),
+    plan(c({ packs: 3, added_packs: 2, pack_bytes: 9 * MB }), o),
+    [],
+    'packs added since: 1 MB, under 15% of the base',
+  )
+  t.same(plan(c({ packs: 3, added_packs: 2, pack_bytes: 9.3 * MB }), o), ['consolidate'], '1.3 MB added: consolidated')
+  t.same(
+    plan(c({ packs: 17, added_packs: 16, pack_bytes: 8.1 * MB }), o),
     ['consolidate'],
-    'at --maintenance-max-packs, whatever their size',
+    'roll-ups left --maintenance-max-packs packs, whatever their size',
+  )
+  t.same(
+    plan(c({ packs: 17, added_packs: 16, rollable: 15, pack_bytes: 8.1 * MB }), o),
+    ['roll_up'],
+    '16 small packs a roll-up combines: rolled up, not consolidated',
+  )
+  t.same(
+    plan(c({ packs: 16, added_packs: 15, rollable: 15, pack_bytes: 8.1 * MB }), o),
+    [],
+    'fewer than 16 small packs wait',
+  )
+  t.same(
+    plan(c({ loose_objects: 320, packs: 17, added_packs: 16, rollable: 16, pack_bytes: 8.1 * MB }), o),
+    ['pack_loose', 'roll_up'],
+    'loose objects are packed first, and that pack rolled up with the others',
   )
   t.same(plan(c({ loose_objects: 2000, base_bytes: 0, pack_bytes: 0, packs: 0 }), o), ['pack_loose'])
   t.same(plan(c({ loose_refs: 100 }), o), ['pack_refs'], 'refs at 100 loose files')
+  t.same(plan(c({ loose_refs: 99 }), o), [], '99 loose ref files beside an 8 MB base wait')
+  t.same(
+    plan(c({ loose_refs: 40, base_bytes: MB, pack_bytes: MB }), o),
+    ['pack_refs'],
+    'beside a 1 MB base: 40 are 15% of it',
+  )
+  t.same(plan(c({ loose_refs: 15, base_bytes: 0, pack_bytes: 0, packs: 0 }), o), [], 'fewer than 16 wait')
   t.same(plan(c({}), o, true), ['pack_refs', 'consolidate'], 'a full run does both')
   t.notOk(behind(c({ loose_objects: 320 }), o), 'due, not behind')
   t.ok(behind(c({ loose_objects: 640 }), o), 'twice what calls for a run: behind (not niced, does not wait)')
-  t.ok(behind(c({ packs: 16, pack_bytes: 8.1 * MB }), o), 'twice --maintenance-max-packs')
+  t.ok(behind(c({ packs: 33, added_packs: 32, pack_bytes: 8.1 * MB }), o), 'twice --maintenance-max-packs')
+  t.ok(
+    behind(c({ packs: 33, added_packs: 32, rollable: 32, pack_bytes: 8.1 * MB }), o),
+    'twice the packs for a roll-up',
+  )
+  t.notOk(behind(c({ packs: 17, added_packs: 16, rollable: 16, pack_bytes: 8.1 * MB }), o), 'a roll-up due: not behind')
   t.notOk(behind(c({ packs: 2, pack_bytes: 16 * MB, cruft_bytes: 8 * MB }), o), 'a large cruft pack is not')
+})
+
+t.test('a roll-up combines the smallest packs until each left is twice the next smaller', (t) => {
+  t.equal(rollUp([]), 0)
+  t.equal(rollUp([8]), 0, 'one pack: nothing to combine')
+  t.equal(rollUp([8, 8]), 2)
+  t.equal(rollUp(Array(16).fill(8)), 16, 'equal packs: all of them')
+  t.equal(rollUp([8, 16, 32, 64]), 0, 'already a progression')
+  t.equal(rollUp([64, 8, 8, 128]), 2, 'in any order: the two 8s; 64 and 128 stay')
+  t.equal(rollUp([8, 8, 1000]), 2, 'a large pack above stays')
+  t.equal(rollUp([8, 8, 20]), 3, 'the next one under twice the rolled sum joins')
+  // Sixteen packs of one size at a time, rolled each time: a binary counter, so the packs left
+  // stay few (log2 of what was written) and each byte is rewritten about log2 times.
+  let packs: number[] = []
+  let rewritten = 0
+  for (let round = 0; round < 64; round++) {
+    packs.push(...Array(16).fill(1))
+    const s = [...packs].sort((a, b) => a - b)
+    const n = rollUp(s)
+    const rolled = s.slice(0, n).reduce((a, b) => a + b, 0)
+    rewritten += rolled
+    packs = n ? [rolled, ...s.slice(n)] : s
+  }
+  const written = 64 * 16
+  t.ok(packs.length <= 1 + Math.log2(written), `packs left: ${packs.length} after ${written} written`)
+  t.ok(rewritten <= written * (1 + Math.log2(64)), `rewritten ${rewritten} for ${written}: about log2 times`)
+  t.end()
 })
 
 t.test('an unreachable object older than the grace stays while an older request runs', (t) =>
@@ -142,12 +211,47 @@ t.test('an unreachable object older than the grace stays while an older request 
   }),
 )
 
+t.test('the packs requests write are rolled up; every object stays; fsck is clean', (t) =>
+  withServer(0, async (fx, bare) => {
+    // A base large enough that what the requests below add stays under 15% of it.
+    const big = execFileSync('git', ['--git-dir', bare, 'hash-object', '-w', '--stdin'], {
+      input: crypto.randomBytes(2 << 20),
+      encoding: 'utf8',
+    }).trim()
+    const tree = execFileSync('git', ['--git-dir', bare, 'mktree'], {
+      input: `100644 blob ${big}\tbig.bin\n`,
+      encoding: 'utf8',
+    }).trim()
+    sh(bare, 'update-ref', 'refs/heads/big', sh(bare, 'commit-tree', tree, '-m', 'big').trim())
+    const repo = fx.server.ctx.repos.get('demo')
+    await maintainRepo(repo, OPTS, { full: true })
+    const opts = { ...OPTS, maxPacks: 16 }
+    await churn(fx, 20)
+    const before = await countRepo(bare)
+    t.ok(before.added_packs >= ROLL_AT, `packs the requests wrote: ${before.added_packs}`)
+    const keep = reachable(bare)
+    const r = await maintainRepo(repo, opts)
+    t.ok(r && r !== 'deferred' && r.ok, 'run ok')
+    t.same(
+      r && r !== 'deferred' ? r.steps.filter((s) => s !== 'pack_refs') : [],
+      ['roll_up'],
+      'rolled up, not consolidated',
+    )
+    const after = await countRepo(bare)
+    t.ok(after.added_packs < before.added_packs / 4, `packs: ${before.added_packs} -> ${after.added_packs}`)
+    t.equal(after.base_bytes, before.base_bytes, 'the base pack is not rewritten')
+    t.same(missing(bare, keep), [], 'every object reachable before is still there')
+    const superseded = blobOf(bare, 'version 3 of a file written again and again\n')
+    t.same(missing(bare, [superseded]), [], 'and what is not reachable too: a roll-up drops nothing')
+  }),
+)
+
 t.test('a busy server defers a run, at most DEFER_LIMIT times in a row', (t) =>
   withServer(3600, async (fx, bare) => {
-    await churn(fx, 20)
+    looseBlobs(bare, 60, 'a merge wrote')
     const repo = fx.server.ctx.repos.get('demo')
     const n = (await countRepo(bare)).loose_objects
-    t.ok(n > 0 && n < 200, `${n} loose objects: fewer than twice LOOSE_MIN`)
+    t.ok(n >= 60 && n < 200, `${n} loose objects: fewer than twice LOOSE_MIN`)
     // due (n is over the threshold) but not behind (it is not over twice the threshold)
     const due = { ...OPTS, looseObjects: Math.ceil(n * 0.75) }
     t.notOk(behind(await countRepo(bare), due), 'due, not behind')
@@ -156,10 +260,12 @@ t.test('a busy server defers a run, at most DEFER_LIMIT times in a row', (t) =>
     t.equal(readState(bare).deferred_in_a_row, DEFER_LIMIT)
     const r = await maintainRepo(repo, due, { busy: () => true })
     t.ok(r && r !== 'deferred' && r.ok, 'then it runs, busy or not')
+    t.same(r && r !== 'deferred' ? r.steps : [], ['pack_loose'], 'and packs the loose objects')
+    t.equal((await countRepo(bare)).loose_objects, 0)
     t.equal(readState(bare).deferred_in_a_row, 0)
     t.equal(await maintainRepo(repo, due, { busy: () => true }), undefined, 'nothing due: nothing deferred')
     // Fallen behind (twice the threshold): a run does not wait for a busy server.
-    await churn(fx, 20)
+    looseBlobs(bare, 60, 'another merge wrote')
     const late = { ...OPTS, looseObjects: Math.floor((await countRepo(bare)).loose_objects / 2.5) }
     t.ok(behind(await countRepo(bare), late), 'behind')
     const now = await maintainRepo(repo, late, { busy: () => true })

@@ -17,11 +17,12 @@ import { dataDir, type CliContext } from './admin.ts'
 
 /**
  * The shortest grace a serving server accepts. Maintenance already keeps what any running
- * request may still reference (maintenance.ts, keptFor); the grace is the floor beside it, for
- * file times set by another machine's clock (a shared volume) and git run by hand. Offline
- * (`maintenance run`) nothing writes: any grace.
+ * request may still reference (maintenance.ts, keptFor), and a tree a request reuses is at
+ * most 5 s old (wstree.ts); the grace is the floor beside that, for file times set by another
+ * machine's clock (a shared volume) and git run by hand. Offline (`maintenance run`) nothing
+ * writes: any grace.
  */
-const MIN_SERVE_GRACE_S = 60
+const MIN_SERVE_GRACE_S = 10
 
 function duration(flag: string, v: unknown): number {
   try {
@@ -48,8 +49,8 @@ export const MAINTENANCE_FLAGS: FlagTable = {
   'maintenance-grace': {
     type: 'string',
     value: 'DURATION',
-    default: '2m',
-    describe: 'keep unreachable objects at least this long, and while an older request runs (at least 1m)',
+    default: '10s',
+    describe: 'keep unreachable objects at least this long, and while an older request runs (at least 10s)',
   },
   'maintenance-loose': {
     type: 'number',
@@ -73,10 +74,10 @@ export const MAINTENANCE_FLAGS: FlagTable = {
 
 /** The maintenance `serve` runs with (undefined: --no-maintenance); bad values are usage errors. */
 export function maintenanceFromFlags(a: FlagValues): MaintenanceOptions | undefined {
-  const graceS = duration('maintenance-grace', a['maintenance-grace'] ?? '2m')
+  const graceS = duration('maintenance-grace', a['maintenance-grace'] ?? '10s')
   if (graceS < MIN_SERVE_GRACE_S)
     throw new UsageError(
-      `--maintenance-grace: ${String(a['maintenance-grace'])} is too short for a serving server (at least 1m: beside the requests it waits for, the grace covers clocks that disagree on a shared volume); a shorter grace is for ag-server maintenance run, with the server stopped`,
+      `--maintenance-grace: ${String(a['maintenance-grace'])} is too short for a serving server (at least 10s: beside the requests it waits for, the grace covers clocks that disagree on a shared volume); a shorter grace is for ag-server maintenance run, with the server stopped`,
     )
   const o: MaintenanceOptions = {
     ...DEFAULT_MAINTENANCE,
