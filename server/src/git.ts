@@ -154,19 +154,37 @@ interface Waiter {
   reject: (e: Error) => void
 }
 
-// One long-lived `git cat-file --batch-command` per repository: object reads (file
-// content, sizes, commit resolution) cost a pipe round trip instead of a process spawn,
-// and requests are pipelined (many in flight, answered in order).
-export class CatFile {
-  private child: ChildProcessWithoutNullStreams | undefined
-  private buf: Buffer = Buffer.alloc(0)
+/**
+ * Packs removed from a repository (maintenance's roll-ups and repacks), per git directory. A
+ * long-lived git process never forgets a pack it has seen, removed or not: it keeps each one's
+ * index mapped and searches it on every miss. The server writes a pack per write, so within
+ * minutes one cat-file held 2,000 indexes of removed packs and every read slowed. The
+ * long-lived processes below are replaced once packs were removed since they started.
+ */
+const removedByDir = new Map<string, number>()
+export const packsRemoved = (gitDir: string): void => void removedByDir.set(gitDir, packGeneration(gitDir) + 1)
+const packGeneration = (gitDir: string): number => removedByDir.get(gitDir) ?? 0
+
+/** One cat-file process and what it owes: its output not yet parsed, its requests not yet answered. */
+interface CatChild {
+  child: ChildProcessWithoutNullStreams
+  generation: number
+  buf: Buffer
   // Output not yet joined into buf: a large object arrives in many pipe reads, and joining
   // each read would copy what came before again (quadratic in the object's size).
-  private parts: Buffer[] = []
-  private partsLen = 0
+  parts: Buffer[]
+  partsLen: number
   /** bytes buf must hold before drain can make progress (0: unknown, join at once) */
-  private need = 0
-  private queue: Waiter[] = []
+  need: number
+  queue: Waiter[]
+}
+
+// One long-lived `git cat-file --batch-command` per repository: object reads (file
+// content, sizes, commit resolution) cost a pipe round trip instead of a process spawn,
+// and requests are pipelined (many in flight, answered in order). Replaced (see
+// packsRemoved) by a new one; the old one answers what it was asked, then exits.
+export class CatFile {
+  private cur: CatChild | undefined
 
   constructor(private readonly gitDir: string) {}
 
@@ -182,92 +200,98 @@ export class CatFile {
 
   private ask(rev: string, info: boolean): Promise<CatObject | null> {
     if (rev.includes('\n')) return Promise.resolve(null)
-    const child = this.ensure()
+    const c = this.ensure()
     return new Promise((resolve, reject) => {
-      this.queue.push({ info, resolve, reject })
-      child.stdin.write(`${info ? 'info' : 'contents'} ${rev}\n`)
+      c.queue.push({ info, resolve, reject })
+      c.child.stdin.write(`${info ? 'info' : 'contents'} ${rev}\n`)
     })
   }
 
   close(): void {
-    this.child?.stdin.end()
-    this.child = undefined
+    this.cur?.child.stdin.end()
+    this.cur = undefined
   }
 
-  private ensure(): ChildProcessWithoutNullStreams {
-    if (this.child) return this.child
+  private ensure(): CatChild {
+    if (this.cur && this.cur.generation === packGeneration(this.gitDir)) return this.cur
+    this.close()
     counted('cat-file --batch-command')
     const child = spawn('git', [...CONFIG_ARGS, '--git-dir', this.gitDir, 'cat-file', '--batch-command'], {
       env: BASE_ENV,
       stdio: ['pipe', 'pipe', 'pipe'],
     })
+    const c: CatChild = {
+      child,
+      generation: packGeneration(this.gitDir),
+      buf: Buffer.alloc(0),
+      parts: [],
+      partsLen: 0,
+      need: 0,
+      queue: [],
+    }
     child.stdout.on('data', (d: Buffer) => {
-      this.parts.push(d)
-      this.partsLen += d.length
-      if (this.buf.length + this.partsLen < this.need) return
-      this.buf = this.buf.length || this.parts.length > 1 ? Buffer.concat([this.buf, ...this.parts]) : d
-      this.parts = []
-      this.partsLen = 0
-      this.drain()
+      c.parts.push(d)
+      c.partsLen += d.length
+      if (c.buf.length + c.partsLen < c.need) return
+      c.buf = c.buf.length || c.parts.length > 1 ? Buffer.concat([c.buf, ...c.parts]) : d
+      c.parts = []
+      c.partsLen = 0
+      drain(c)
     })
     child.stderr.resume()
     child.stdin.on('error', () => {
       /* handled via close */
     })
     const fail = (): void => {
-      if (this.child === child) this.child = undefined
-      this.buf = Buffer.alloc(0)
-      this.parts = []
-      this.partsLen = 0
-      this.need = 0
-      const q = this.queue
-      this.queue = []
+      if (this.cur === c) this.cur = undefined
+      const q = c.queue
+      c.queue = []
       for (const w of q) w.reject(new Error('git cat-file exited'))
     }
     child.on('close', fail)
     child.on('error', fail)
-    this.child = child
-    return child
+    this.cur = c
+    return c
   }
+}
 
-  private drain(): void {
-    for (;;) {
-      const waiter = this.queue[0]
-      if (!waiter) return
-      const nl = this.buf.indexOf(10)
-      if (nl < 0) return
-      const header = this.buf.subarray(0, nl).toString('utf8')
-      const m = /^([0-9a-f]{40}) (blob|tree|commit|tag) ([0-9]+)$/.exec(header)
-      if (!m) {
-        // "<rev> missing" / "ambiguous" / other forms: the object is absent.
-        this.buf = this.buf.subarray(nl + 1)
-        this.queue.shift()
-        waiter.resolve(null)
-        continue
-      }
-      const size = Number(m[3])
-      const type = m[2] as CatObject['type']
-      if (waiter.info) {
-        this.buf = this.buf.subarray(nl + 1)
-        this.queue.shift()
-        waiter.resolve({ oid: m[1] as string, type, size, data: EMPTY })
-        continue
-      }
-      if (this.buf.length < nl + 1 + size + 1) {
-        this.need = nl + 1 + size + 1
-        return
-      }
-      this.need = 0
-      // Its own memory, not a piece of Node's shared 8 KiB pool: the object cache holds
-      // objects by their size, and a small blob cut from the pool kept the whole slab (and
-      // whatever else was allocated in it) alive: in the soak, 1.3 MB of cached blobs kept
-      // 12.8 MB of buffers.
-      const data = Buffer.allocUnsafeSlow(size)
-      this.buf.copy(data, 0, nl + 1, nl + 1 + size)
-      this.buf = this.buf.subarray(nl + 1 + size + 1)
-      this.queue.shift()
-      waiter.resolve({ oid: m[1] as string, type, size, data })
+function drain(c: CatChild): void {
+  for (;;) {
+    const waiter = c.queue[0]
+    if (!waiter) return
+    const nl = c.buf.indexOf(10)
+    if (nl < 0) return
+    const header = c.buf.subarray(0, nl).toString('utf8')
+    const m = /^([0-9a-f]{40}) (blob|tree|commit|tag) ([0-9]+)$/.exec(header)
+    if (!m) {
+      // "<rev> missing" / "ambiguous" / other forms: the object is absent.
+      c.buf = c.buf.subarray(nl + 1)
+      c.queue.shift()
+      waiter.resolve(null)
+      continue
     }
+    const size = Number(m[3])
+    const type = m[2] as CatObject['type']
+    if (waiter.info) {
+      c.buf = c.buf.subarray(nl + 1)
+      c.queue.shift()
+      waiter.resolve({ oid: m[1] as string, type, size, data: EMPTY })
+      continue
+    }
+    if (c.buf.length < nl + 1 + size + 1) {
+      c.need = nl + 1 + size + 1
+      return
+    }
+    c.need = 0
+    // Its own memory, not a piece of Node's shared 8 KiB pool: the object cache holds
+    // objects by their size, and a small blob cut from the pool kept the whole slab (and
+    // whatever else was allocated in it) alive: in the soak, 1.3 MB of cached blobs kept
+    // 12.8 MB of buffers.
+    const data = Buffer.allocUnsafeSlow(size)
+    c.buf.copy(data, 0, nl + 1, nl + 1 + size)
+    c.buf = c.buf.subarray(nl + 1 + size + 1)
+    c.queue.shift()
+    waiter.resolve({ oid: m[1] as string, type, size, data })
   }
 }
 
@@ -283,7 +307,8 @@ const EMPTY = Buffer.alloc(0)
 // random nonce so no path or content can forge it. Requests run one at a time (a patch
 // over its byte budget kills the process, as the per-request git did, and the next
 // request starts a fresh one). git keeps every tree it parsed, so the process is
-// replaced after RECYCLE_AFTER requests to keep its memory flat.
+// replaced after RECYCLE_AFTER requests to keep its memory flat, and once packs were
+// removed (packsRemoved).
 const RECYCLE_AFTER = 500
 
 export class DiffTree {
@@ -293,6 +318,7 @@ export class DiffTree {
   private readonly nonce = randomBytes(12).toString('hex')
   private seq = 0
   private closed = false
+  private generation = 0
 
   constructor(
     private readonly gitDir: string,
@@ -325,7 +351,7 @@ export class DiffTree {
   }
 
   private one(a: string, b: string, opts: { maxStdout?: number; timeoutMs?: number }): Promise<GitResult> {
-    if (this.child && this.served >= RECYCLE_AFTER) this.endChild()
+    if (this.child && (this.served >= RECYCLE_AFTER || this.generation !== packGeneration(this.gitDir))) this.endChild()
     const child = this.ensure()
     this.served++
     const header = Buffer.from(`${a} ${b}\n`)
@@ -412,6 +438,7 @@ export class DiffTree {
     child.stdout.setMaxListeners(0)
     this.child = child
     this.served = 0
+    this.generation = packGeneration(this.gitDir)
     return child
   }
 }

@@ -4,7 +4,7 @@ import { authorize, policyOf, type Caller } from './auth.ts'
 import { conflict, forbidden } from './errors.ts'
 import { mergeTree } from './merge.ts'
 import { casWithIntent } from './intents.ts'
-import { formatCommit, writeObject } from './objects.ts'
+import { formatCommit, writeObjects, type RawObject } from './objects.ts'
 import { emailOf, getProposal, identityOf } from './proposals.ts'
 import { evaluate } from './reviews.ts'
 import type { Op } from './state.ts'
@@ -89,7 +89,9 @@ async function integrationCommit(
   if (strategy === 'fast_forward')
     throw conflict('not a fast-forward: the target has commits the proposal lacks', { target_head: T })
   if (ev['mergeability'] === 'up_to_date') throw conflict('target already contains the proposal', { target_head: T })
-  const m = await mergeTree(repo, T, p.head)
+  // The merge's new trees go into the pack of the commit on them.
+  const trees: RawObject[] = []
+  const m = await mergeTree(repo, T, p.head, undefined, trees)
   if (m.conflicts.length) throw conflict('proposal does not merge cleanly into its target', { conflicts: m.conflicts })
   // The integration commit is written in-process like proposal commits (objects.ts):
   // one git process fewer per integration, same bytes as commit-tree would write.
@@ -98,21 +100,19 @@ async function integrationCommit(
   const integrator = identityOf(repo, caller)
   const squash = strategy === 'squash'
   const proposed = squash ? await repo.commitInfo(p.head) : undefined
-  return writeObject(
-    repo.gitDir,
-    'commit',
-    formatCommit({
-      tree: m.tree,
-      parents: squash ? [T] : [T, p.head],
-      author: squash
-        ? proposed
-          ? { name: proposed.author.name, email: proposed.author.email }
-          : { name: p.author, email: emailOf(p.author_principal) }
-        : integrator.author,
-      committer: integrator.committer,
-      message: squash
-        ? `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`
-        : `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,
-    }),
-  )
+  const commit = formatCommit({
+    tree: m.tree,
+    parents: squash ? [T] : [T, p.head],
+    author: squash
+      ? proposed
+        ? { name: proposed.author.name, email: proposed.author.email }
+        : { name: p.author, email: emailOf(p.author_principal) }
+      : integrator.author,
+    committer: integrator.committer,
+    message: squash
+      ? `${p.title}\n\n${p.description ? p.description + '\n\n' : ''}AGWP-Proposal: ${p.id}\n`
+      : `Integrate ${p.id}: ${p.title}\n\nAGWP-Proposal: ${p.id}\n`,
+  })
+  const oids = await writeObjects(repo.gitDir, [...trees, { type: 'commit', body: commit }])
+  return oids[oids.length - 1] as string
 }

@@ -56,18 +56,20 @@ export async function mergeability(
 /**
  * `git merge-tree --write-tree ours theirs`: the merged tree, or the conflicting paths. In
  * process when the merge is a path-by-path choice (merge.ts); `base` is the two commits' one
- * merge base if the caller knows it (null: none, or not one).
+ * merge base if the caller knows it (null: none, or not one). With `unwritten`, the new trees
+ * of an in-process merge are left there for the caller to write with what refers to them.
  */
 export async function mergeTree(
   repo: Repo,
   ours: string,
   theirs: string,
   base?: string | null,
+  unwritten?: RawObject[],
 ): Promise<{ tree: string; conflicts: string[] }> {
   const b = base === undefined ? await mergeBase(repo, ours, theirs) : base
   if (b) {
     const [bt, ot, tt] = await Promise.all([repo.commitTree(b), repo.commitTree(ours), repo.commitTree(theirs)])
-    const tree = await trivialMerge(repo, bt, ot, tt)
+    const tree = await trivialMerge(repo, bt, ot, tt, unwritten)
     if (tree !== undefined) return { tree, conflicts: [] }
   }
   const r = await git(
@@ -94,11 +96,13 @@ export async function trivialMerge(
   base: string,
   ours: string,
   theirs: string,
+  unwritten?: RawObject[],
 ): Promise<string | undefined> {
   const trees: RawObject[] = []
   const merged = await mergeTrees(repo, base, ours, theirs, trees)
   if (merged === undefined) return undefined
-  await writeObjects(repo.gitDir, trees)
+  if (unwritten) unwritten.push(...trees)
+  else await writeObjects(repo.gitDir, trees)
   return merged
 }
 

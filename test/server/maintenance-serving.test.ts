@@ -6,7 +6,7 @@ import path from 'node:path'
 import { fixture, sh } from './helpers.ts'
 import { maintainRepo, readState } from '../../server/src/maintenance.ts'
 import { casRefFile, readRef } from '../../server/src/refs.ts'
-import { git } from '../../server/src/git.ts'
+import { git, gitSpawns } from '../../server/src/git.ts'
 import { writeObject } from '../../server/src/objects.ts'
 import { churn, OPTS, withServer } from './maintenance-kit.ts'
 
@@ -207,3 +207,41 @@ t.test('packs the server writes bring a look forward', async (t) => {
   for (let i = 0; i < 200 && readState(bare).last_check === undefined; i++) await new Promise((r) => setTimeout(r, 50))
   t.ok(readState(bare).last_check, 'looked at, an hour early')
 })
+
+// A long-lived git process keeps every pack it has seen mapped, removed or not, and searches
+// them all on a miss: after a run that removed packs the repository's readers are replaced.
+t.test('after packs are removed, reads go to a new cat-file; reads in flight are answered', (t) =>
+  withServer(3600, async (fx, bare) => {
+    const repo = fx.server.ctx.repos.get('demo')
+    const { ws, last } = await churn(fx, 20)
+    const head = sh(bare, 'rev-parse', 'refs/heads/main').trim()
+    await repo.cat.get(head)
+    const spawned = gitSpawns.get('cat-file --batch-command') ?? 0
+    const inFlight = Array.from({ length: 50 }, () => repo.cat.get(head))
+    const r = await maintainRepo(repo, OPTS, { full: true })
+    t.ok(r && r !== 'deferred' && r.ok, 'a full run removed the packs the writes made')
+    t.ok(
+      inFlight.length > 0 && (await Promise.all(inFlight)).every((o) => o?.type === 'commit'),
+      'reads in flight answered',
+    )
+    const f = await fx.api('alice', 'GET', `/workspaces/${ws}/file?path=churn/file.txt`)
+    t.equal(f.body.content, last, 'a read after the run')
+    t.equal(gitSpawns.get('cat-file --batch-command'), spawned + 1, 'by a new cat-file')
+    // and the old one has exited, its removed packs with it
+    const mapsOf = (pid: string): string => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/maps`, 'utf8')
+      } catch {
+        return ''
+      }
+    }
+    const stale = (): string[] =>
+      fs
+        .readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .filter((pid) => /\.idx \(deleted\)/.test(mapsOf(pid)) && mapsOf(pid).includes(bare))
+    // A condition, not a duration: the old process exits once it has read the end of its input.
+    for (let i = 0; i < 100 && stale().length; i++) await new Promise((r) => setTimeout(r, 20))
+    t.same(stale(), [], 'no process maps a removed pack of this repository')
+  }),
+)

@@ -154,9 +154,9 @@ t.test('what a look decides: shares of the base pack, the cruft pack aside', asy
   t.notOk(behind(c({ loose_objects: 320 }), o), 'due, not behind')
   t.ok(behind(c({ loose_objects: 640 }), o), 'twice what calls for a run: behind (not niced, does not wait)')
   t.ok(behind(c({ packs: 33, added_packs: 32, pack_bytes: 8.1 * MB }), o), 'twice --maintenance-max-packs')
-  t.ok(
+  t.notOk(
     behind(c({ packs: 33, added_packs: 32, rollable: 32, pack_bytes: 8.1 * MB }), o),
-    'twice the packs for a roll-up',
+    'twice the packs for a roll-up: not behind (requests write them faster than runs go)',
   )
   t.notOk(behind(c({ packs: 17, added_packs: 16, rollable: 16, pack_bytes: 8.1 * MB }), o), 'a roll-up due: not behind')
   t.notOk(behind(c({ packs: 2, pack_bytes: 16 * MB, cruft_bytes: 8 * MB }), o), 'a large cruft pack is not')
