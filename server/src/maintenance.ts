@@ -51,7 +51,7 @@ export interface MaintenanceOptions {
 }
 
 /** Roll the small packs up once there are this many besides the base and cruft packs. */
-export const ROLL_AT = 16
+export const ROLL_AT = 8
 
 export const DEFAULT_MAINTENANCE: MaintenanceOptions = {
   graceS: 10,
@@ -337,6 +337,7 @@ async function step(ctx: Ctx | undefined, repo: Repo, s: Step, expiry: string, l
     await rollUpPacks(dir, low)
   } else {
     const when = expiry
+    const packs = (await listPacks(dir)).length
     await run(dir, low, [
       'repack',
       '--cruft',
@@ -346,7 +347,7 @@ async function step(ctx: Ctx | undefined, repo: Repo, s: Step, expiry: string, l
       '-q',
       '--no-write-bitmap-index',
     ])
-    packsRemoved(dir)
+    packsRemoved(dir, packs)
     await run(dir, low, ['prune', `--expire=${when}`])
   }
 }
@@ -373,7 +374,7 @@ async function rollUpPacks(gitDir: string, low: boolean): Promise<void> {
     // The index first: git finds a pack by its index, and a reader that had it open reads on.
     for (const ext of ['.idx', '.pack', '.rev', '.bitmap']) fs.rmSync(base + ext, { force: true })
   }
-  packsRemoved(gitDir)
+  packsRemoved(gitDir, picked.length)
 }
 
 /** Workspace refs the store may no longer want (see the pack_refs step), synced under their lock. */
@@ -411,7 +412,9 @@ export async function maintainRepo(
     return undefined
   }
   const late = behind(before, o)
-  if (!late && opts.busy?.() && state.deferred_in_a_row < DEFER_LIMIT) {
+  // Only a consolidation waits: rolling up or packing a few small files is cheaper than
+  // letting them pile up while the server stays busy.
+  if (!late && steps.includes('consolidate') && opts.busy?.() && state.deferred_in_a_row < DEFER_LIMIT) {
     state.deferred_in_a_row++
     writeState(repo.gitDir, state)
     return 'deferred'

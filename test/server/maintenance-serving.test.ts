@@ -6,7 +6,7 @@ import path from 'node:path'
 import { fixture, sh } from './helpers.ts'
 import { maintainRepo, readState } from '../../server/src/maintenance.ts'
 import { casRefFile, readRef } from '../../server/src/refs.ts'
-import { git, gitSpawns } from '../../server/src/git.ts'
+import { git, gitSpawns, STALE_PACKS } from '../../server/src/git.ts'
 import { writeObject } from '../../server/src/objects.ts'
 import { churn, OPTS, withServer } from './maintenance-kit.ts'
 
@@ -209,17 +209,20 @@ t.test('packs the server writes bring a look forward', async (t) => {
 })
 
 // A long-lived git process keeps every pack it has seen mapped, removed or not, and searches
-// them all on a miss: after a run that removed packs the repository's readers are replaced.
-t.test('after packs are removed, reads go to a new cat-file; reads in flight are answered', (t) =>
+// them all on a miss: once STALE_PACKS were removed the repository's readers are replaced.
+t.test('after many packs are removed, reads go to a new cat-file; reads in flight are answered', (t) =>
   withServer(3600, async (fx, bare) => {
     const repo = fx.server.ctx.repos.get('demo')
     const { ws, last } = await churn(fx, 20)
+    // more packs, as writes make them (churn's reads of the repository went to the first cat-file)
+    for (let i = 0; i < STALE_PACKS; i++) await writeObject(bare, 'blob', Buffer.from(`pack ${i}\n`))
     const head = sh(bare, 'rev-parse', 'refs/heads/main').trim()
     await repo.cat.get(head)
     const spawned = gitSpawns.get('cat-file --batch-command') ?? 0
     const inFlight = Array.from({ length: 50 }, () => repo.cat.get(head))
     const r = await maintainRepo(repo, OPTS, { full: true })
     t.ok(r && r !== 'deferred' && r.ok, 'a full run removed the packs the writes made')
+    t.ok(r && r !== 'deferred' && r.before.packs > STALE_PACKS, `${r && r !== 'deferred' ? r.before.packs : 0} packs`)
     t.ok(
       inFlight.length > 0 && (await Promise.all(inFlight)).every((o) => o?.type === 'commit'),
       'reads in flight answered',
