@@ -27,8 +27,9 @@ import { nowIso } from './util.ts'
 // writes before it ends, and writes again one it reuses (objects.ts, wstree.ts), so an
 // unreachable object older than every running request is garbage. The grace is the floor
 // beside that (clock skew on a shared volume; git run by hand). Git children run at nice 10,
-// and a run waits while the server is busy (at most DEFER_LIMIT looks in a row). A repository
-// is looked at every intervalS, and sooner once the server has written ROLL_AT packs to it.
+// and a consolidation waits while the server is busy (at most DEFER_LIMIT looks in a row). A
+// repository is looked at every intervalS, and sooner once the server has written ROLL_AT
+// packs to it.
 
 export interface MaintenanceOptions {
   /** unreachable objects younger than this are kept (seconds), however old the running requests */
