@@ -32,12 +32,34 @@ function bundle(dir: string): void {
 
 const cli = (...args: string[]): string => execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
 
-/** Start the server; `group`: in its own process group, so the test can kill the group. */
-function serve(data: string, group = false): Promise<{ child: ChildProcess; url: string }> {
+/** Servers started so far; each leads its own process group (it and the git it starts). */
+const started: ChildProcess[] = []
+
+/**
+ * Kill every server's group and wait for the servers, then remove `root`. A server killed
+ * alone leaves its git children (a repack, say) writing into the repository for a while, so
+ * a removal that went first would meet a directory filling up again (ENOTEMPTY).
+ */
+async function cleanUp(root: string): Promise<void> {
+  for (const child of started.splice(0)) {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+    } catch {
+      // ESRCH: the group is gone already
+    }
+    if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r))
+  }
+  // A process the kill reached in the middle of a rename still finishes it: retry briefly.
+  fs.rmSync(root, { recursive: true, force: true, maxRetries: 10 })
+}
+
+/** Start the server, the leader of its own process group, so cleanUp can end the git it started. */
+function serve(data: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--listen', '127.0.0.1:0', '--rate', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: group,
+    detached: true,
   })
+  started.push(child)
   return new Promise((resolve, reject) => {
     let out = ''
     let err = ''
@@ -53,7 +75,7 @@ function serve(data: string, group = false): Promise<{ child: ChildProcess; url:
 
 t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
   const root = tmpdir('crash')
-  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.teardown(() => cleanUp(root))
   bundle(root)
   const src = makeSourceRepo(root, 2)
   const data = path.join(root, 'data')
@@ -195,7 +217,6 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
   )
 
   const second = await serve(data)
-  t.teardown(() => void second.child.kill('SIGKILL'))
   for (const [task, run] of acked.claims) {
     const r = await call(second.url, 'GET', `/tasks/${task}`)
     t.equal(r.body.run_id, run, `claim of ${task} survived`)
@@ -274,7 +295,7 @@ t.test('kill -9 mid-burst, restart, state is consistent', async (t) => {
 
 t.test('killing the whole process group leaves no lock that blocks a later operation', async (t) => {
   const root = tmpdir('groupkill')
-  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.teardown(() => cleanUp(root))
   if (!fs.existsSync(bin) || !bin.startsWith(os.tmpdir())) bundle(root)
   const src = makeSourceRepo(root, 2)
   const data = path.join(root, 'data')
@@ -319,14 +340,14 @@ t.test('killing the whole process group leaves no lock that blocks a later opera
     return { ws: w as string, pr: await call(url, 'POST', `/workspaces/${w}/proposals`, { title: file }, alice) }
   }
   // A proposal revised over and over while the group dies (its ref lock is the hot one).
-  const first = await serve(data, true)
+  const first = await serve(data)
   const long = await propose(first.url, 'long.txt')
   first.child.kill('SIGKILL')
   await new Promise((r) => first.child.once('exit', r))
 
   let integrations = 0
   for (let round = 0; round < 3; round++) {
-    const s = await serve(data, true)
+    const s = await serve(data)
     let stop = false
     let acked = 0
     const work = async (kind: number): Promise<void> => {
@@ -373,8 +394,7 @@ t.test('killing the whole process group leaves no lock that blocks a later opera
   // What a group kill can leave in the middle of an update: the locks git and ag-server take.
   for (const f of ['refs/heads/main.lock', `refs/proposals/${long.pr.body.id}.lock`, 'HEAD.lock', 'packed-refs.lock'])
     fs.writeFileSync(path.join(bare, f), '')
-  const after = await serve(data, true)
-  t.teardown(() => void after.child.kill('SIGKILL'))
+  const after = await serve(data)
   const left: string[] = []
   const walk = (d: string): void => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {

@@ -113,7 +113,8 @@ export function sh(cwd: string, ...args: string[]): string {
 /** Directories tmpdir() made, removed when the test process exits (a test's own teardown may go first). */
 const made: string[] = []
 process.once('exit', () => {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true })
+  // maxRetries: a server's git child killed with it may still be finishing a rename.
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 export function tmpdir(prefix: string): string {
