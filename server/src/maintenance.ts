@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { Ctx } from './context.ts'
 import { git, gitText, packsRemoved } from './git.ts'
-import { packsWritten } from './objects.ts'
+import { packIndexed, packsWritten } from './objects.ts'
 import { fsyncDirAsync } from './store.ts'
 import { listRefs } from './refs.ts'
 import type { Repo } from './repos.ts'
@@ -193,7 +193,7 @@ async function listPacks(gitDir: string): Promise<PackFile[]> {
   const out: PackFile[] = []
   for (const name of names) {
     // A pack without its index is not one yet (being written) or any more (being removed).
-    if (!name.endsWith('.pack') || !names.has(name.replace(/\.pack$/, '.idx'))) continue
+    if (!name.endsWith('.pack') || !packIndexed(name, names)) continue
     const st = await fs.promises.stat(path.join(dir, name)).catch(() => undefined)
     if (!st) continue
     const sibling = (ext: string): boolean => names.has(name.replace(/\.pack$/, ext))

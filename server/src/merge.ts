@@ -1,9 +1,10 @@
-import { git } from './git.ts'
+import { git, GitError } from './git.ts'
 import { mergeBase } from './history.ts'
 import {
   canonicalMode,
   hashObject,
   isTreeMode,
+  quarantined,
   serializeTree,
   writeObjects,
   type RawObject,
@@ -56,8 +57,8 @@ export async function mergeability(
 /**
  * `git merge-tree --write-tree ours theirs`: the merged tree, or the conflicting paths. In
  * process when the merge is a path-by-path choice (merge.ts); `base` is the two commits' one
- * merge base if the caller knows it (null: none, or not one). With `unwritten`, the new trees
- * of an in-process merge are left there for the caller to write with what refers to them.
+ * merge base if the caller knows it (null: none, or not one). With `unwritten`, the objects
+ * the merge made (git's too) are left there for the caller to write with what refers to them.
  */
 export async function mergeTree(
   repo: Repo,
@@ -72,13 +73,20 @@ export async function mergeTree(
     const tree = await trivialMerge(repo, bt, ot, tt, unwritten)
     if (tree !== undefined) return { tree, conflicts: [] }
   }
-  const r = await git(
-    repo.gitDir,
-    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', '--allow-unrelated-histories', ours, theirs],
-    { okCodes: [1] },
+  // Its trees and merged blobs come back to be written as a pack, with what refers to them.
+  const { result: r, objects } = await quarantined(repo.gitDir, (env) =>
+    git(
+      repo.gitDir,
+      ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', '--allow-unrelated-histories', ours, theirs],
+      { okCodes: [1], env },
+    ),
   )
+  if (unwritten) unwritten.push(...objects)
+  else await writeObjects(repo.gitDir, objects)
   const parts = r.stdout.toString('utf8').split('\0').filter(Boolean)
   const tree = (parts[0] ?? '').trim()
+  // Exit 1 is a conflict only with a tree: git also exits 1 on a commit it cannot read.
+  if (!/^[0-9a-f]{40}$/.test(tree)) throw new GitError('merge-tree', r.code, r.stderr)
   const conflicts = r.code === 1 ? [...new Set(parts.slice(1))] : []
   return { tree, conflicts: r.code === 1 && conflicts.length === 0 ? ['(unknown)'] : conflicts }
 }

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import zlib from 'node:zlib'
 import { encodePack, type PackObject } from './packfile.ts'
 import { fsyncDirAsync } from './store.ts'
 
@@ -118,8 +119,65 @@ async function writePack(gitDir: string, objs: PackObject[]): Promise<void> {
   packsByDir.set(gitDir, packsWritten(gitDir) + 1)
 }
 
+/** Whether the .pack `pack` in objects/pack (whose names are `names`) is complete: its index is there too. */
+export const packIndexed = (pack: string, names: ReadonlySet<string>): boolean =>
+  names.has(pack.replace(/\.pack$/, '.idx'))
+
 export async function writeObject(gitDir: string, type: ObjType, body: Buffer): Promise<string> {
   return (await writeObjects(gitDir, [{ type, body }]))[0] as string
+}
+
+// ---- git writing elsewhere ----
+
+/**
+ * Prefix of the object directories `quarantined` makes in objects/ (start-up removes
+ * leftovers). Not git's tmp_: `git prune` deletes tmp_ directories older than its expiry.
+ */
+export const QUARANTINE_PREFIX = 'agwp_quarantine_'
+
+/**
+ * Run a git command that writes objects (`git merge-tree`) with its own object directory, the
+ * repository's as an alternate, and return what it wrote for the caller to write as a pack.
+ * Git writes loose objects, creating fan-out directories as it goes, and maintenance's
+ * `prune-packed` and `prune` remove the empty ones meanwhile: git retries once, then fails
+ * ("unable to create temporary file"). Here nothing but this command sees its directory.
+ */
+export async function quarantined<T>(
+  gitDir: string,
+  run: (env: Record<string, string>) => Promise<T>,
+): Promise<{ result: T; objects: RawObject[] }> {
+  const objects = path.join(gitDir, 'objects')
+  const dir = path.join(objects, QUARANTINE_PREFIX + crypto.randomBytes(6).toString('hex'))
+  await fs.promises.mkdir(dir)
+  try {
+    const result = await run({ GIT_OBJECT_DIRECTORY: dir, GIT_ALTERNATE_OBJECT_DIRECTORIES: objects })
+    return { result, objects: await readLoose(dir) }
+  } finally {
+    await fs.promises.rm(dir, { recursive: true, force: true })
+  }
+}
+
+/** Every loose object under an object directory (fan-out directories of "<type> <size>\0<body>"). */
+async function readLoose(dir: string): Promise<RawObject[]> {
+  const out: RawObject[] = []
+  for (const fan of await fs.promises.readdir(dir)) {
+    if (!/^[0-9a-f]{2}$/.test(fan)) continue
+    for (const name of await fs.promises.readdir(path.join(dir, fan))) {
+      if (!/^[0-9a-f]{38}$/.test(name)) continue // a tmp_obj_ git did not finish
+      const raw = zlib.inflateSync(await fs.promises.readFile(path.join(dir, fan, name)))
+      const nul = raw.indexOf(0)
+      const [type, size] = raw.subarray(0, nul).toString('latin1').split(' ')
+      const body = raw.subarray(nul + 1)
+      if (
+        (type !== 'blob' && type !== 'tree' && type !== 'commit') ||
+        Number(size) !== body.length ||
+        hashObject(type, body) !== fan + name
+      )
+        throw new Error(`unexpected object ${fan}${name} (${type} ${size}) from git`)
+      out.push({ type, body })
+    }
+  }
+  return out
 }
 
 // ---- trees ----

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { fsyncDirAsync } from './store.ts'
-import { TMP_PREFIX } from './objects.ts'
+import { packIndexed, QUARANTINE_PREFIX, TMP_PREFIX } from './objects.ts'
 
 // Refs read and compare-and-swapped in-process, the way git's files backend does it:
 // take `<ref>.lock` (O_EXCL, so git and we exclude each other), check the current value
@@ -268,10 +268,10 @@ export async function deleteRefFile(
 
 /**
  * Remove what killed processes left in a repository the server owns: `*.lock` files
- * (HEAD.lock, packed-refs.lock, refs/.../x.lock), which would otherwise refuse every
- * later update of that ref, temporary object/pack files and a pack
- * without its index. Only safe while no other
- * process works in the repository: call it at start-up, under the data directory lock.
+ * (HEAD.lock, packed-refs.lock, refs/.../x.lock), which would otherwise refuse every later
+ * update of that ref, temporary object and pack files, a pack without its index and a
+ * merge's object directory. Only safe while no other process works in the repository: call
+ * it at start-up, under the data directory lock.
  */
 export function settleRepository(gitDir: string): string[] {
   const removed: string[] = []
@@ -302,7 +302,14 @@ export function settleRepository(gitDir: string): string[] {
   const objects = path.join(gitDir, 'objects')
   for (const e of list(objects)) {
     if (!e.isDirectory()) continue
-    if (/^[0-9a-f]{2}$/.test(e.name)) {
+    if (e.name.startsWith(QUARANTINE_PREFIX)) {
+      try {
+        fs.rmSync(path.join(objects, e.name), { recursive: true, force: true })
+        removed.push(path.relative(gitDir, path.join(objects, e.name)))
+      } catch {
+        // left for the operator: git never reads it
+      }
+    } else if (/^[0-9a-f]{2}$/.test(e.name)) {
       for (const f of list(path.join(objects, e.name)))
         if (f.name.startsWith(TMP_PREFIX)) rm(path.join(objects, e.name, f.name))
     } else if (e.name === 'pack') {
@@ -311,7 +318,7 @@ export function settleRepository(gitDir: string): string[] {
       // A pack whose index never got its name (the writer renames the .pack first) holds
       // nothing anyone was told of.
       for (const f of files)
-        if (f.name.startsWith('tmp_') || (f.name.endsWith('.pack') && !names.has(f.name.replace(/\.pack$/, '.idx'))))
+        if (f.name.startsWith('tmp_') || (f.name.endsWith('.pack') && !packIndexed(f.name, names)))
           rm(path.join(objects, 'pack', f.name))
     }
   }
