@@ -150,11 +150,24 @@ export async function quarantined<T>(
   const dir = path.join(objects, QUARANTINE_PREFIX + crypto.randomBytes(6).toString('hex'))
   await fs.promises.mkdir(dir)
   try {
-    const result = await run({ GIT_OBJECT_DIRECTORY: dir, GIT_ALTERNATE_OBJECT_DIRECTORIES: objects })
+    const result = await run({ GIT_OBJECT_DIRECTORY: dir, GIT_ALTERNATE_OBJECT_DIRECTORIES: cQuoted(objects) })
     return { result, objects: await readLoose(dir) }
   } finally {
     await fs.promises.rm(dir, { recursive: true, force: true })
   }
+}
+
+/**
+ * A path as one entry of a list git splits at ':' (GIT_ALTERNATE_OBJECT_DIRECTORIES): quoted
+ * C-style, as git reads an entry that begins with '"', so a ':' or a '"' in it is the path's.
+ */
+function cQuoted(p: string): string {
+  const escaped = Buffer.from(p, 'utf8').reduce((out, b) => {
+    if (b === 0x22 || b === 0x5c) return `${out}\\${String.fromCharCode(b)}`
+    if (b < 0x20 || b >= 0x7f) return `${out}\\${b.toString(8).padStart(3, '0')}`
+    return out + String.fromCharCode(b)
+  }, '')
+  return `"${escaped}"`
 }
 
 /** Every loose object under an object directory (fan-out directories of "<type> <size>\0<body>"). */

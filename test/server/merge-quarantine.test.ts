@@ -16,7 +16,8 @@ import { settleRepository } from '../../server/src/refs.ts'
 
 const root = tmpdir('merge-quarantine')
 t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
-const gitDir = path.join(root, 'r.git')
+// A ':' and a '"' in the path: git splits its list of alternates at ':'.
+const gitDir = path.join(root, 'r:"ü".git')
 const git = (args: string[], input?: string): string =>
   execFileSync('git', ['--git-dir', gitDir, ...args], { env: GIT_ENV, encoding: 'utf8', input })
 git(['init', '-q', '--bare', '-b', 'main'])
