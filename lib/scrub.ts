@@ -159,7 +159,7 @@ function redactKeepingLead(...args: unknown[]): string {
 }
 
 function redactSecrets(input: string, m: SecretMatcher): string {
-  const s = input.replace(m.all, redactKeepingLead)
+  const s = input.replace(m.whole, REDACTED).replace(m.halves, redactKeepingLead)
   m.atStart.lastIndex = 0
   const head = m.atStart.exec(s)
   return head === null ? s : (head.groups?.['lead'] ?? '') + REDACTED + s.slice(head[0].length)

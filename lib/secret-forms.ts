@@ -183,16 +183,23 @@ function secretParts(secret: string, minPartial: number): SecretParts {
 export interface SecretMatcher {
   /** Fails on text that cannot hold any form of any secret (nearly all text): one cheap pass. */
   quick: RegExp
-  /** Every form and half; the named group `lead` (before a half at a line start) is kept. */
-  all: RegExp
+  /** Every whole form: redacted first, everywhere. */
+  whole: RegExp
+  /**
+   * Every half, run on what `whole` left; the named group `lead` (before a half at a line start)
+   * is kept. A pass of its own: in one pattern a half that starts earlier (at the line break
+   * before a secret that holds spaces) won over the whole form starting a character later, and
+   * the rest of the secret stayed in view.
+   */
+  halves: RegExp
   /** Sticky: a half at the very start of the text, after an optional `lead`. */
   atStart: RegExp
 }
 
 /**
  * One matcher for all secrets. Scrubbing runs on every string of every result, so the common
- * case, text without any secret, is decided by `quick` alone; `all` (whose line-start windows
- * make it several times slower) runs only where `quick` found something.
+ * case, text without any secret, is decided by `quick` alone; `whole` and `halves` (whose
+ * line-start windows make it several times slower) run only where `quick` found something.
  */
 export function compileSecrets(secrets: readonly string[], minPartial: number): SecretMatcher | undefined {
   if (secrets.length === 0) return undefined
@@ -207,15 +214,16 @@ export function compileSecrets(secrets: readonly string[], minPartial: number): 
     if (parts.lineEnd !== '') ends.push(parts.lineEnd)
     if (parts.lineStart !== '') starts.push(parts.lineStart)
   }
-  // Whole forms before halves, longest first: when two forms start at one position, the
-  // longer one is redacted whole.
-  const alternatives = [...whole].sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
-  alternatives.push(...ends)
+  // Longest first: when two forms start at one position, the longer one is redacted whole.
+  const wholes = [...whole].sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
+  const halves = [...ends]
   const windows = starts.join('|')
-  if (windows !== '') alternatives.push(`(?<lead>\\n${LEAD_CHARS})(?:${windows})`)
+  if (windows !== '') halves.push(`(?<lead>\\n${LEAD_CHARS})(?:${windows})`)
   return {
     quick: new RegExp([...quick].join('|')),
-    all: new RegExp(alternatives.join('|'), 'g'),
+    whole: new RegExp(wholes.join('|'), 'g'),
+    // never matches when there are no halves
+    halves: new RegExp(halves.length === 0 ? '(?!)' : halves.join('|'), 'g'),
     // never matches when there are no windows
     atStart: new RegExp(windows === '' ? '(?!)' : `(?<lead>${LEAD_CHARS})(?:${windows})`, 'y'),
   }

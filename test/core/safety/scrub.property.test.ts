@@ -149,7 +149,20 @@ t.test('a token in any form, split anywhere, is never recoverable', async (t) =>
       if (kept >= Math.min(limit, 8))
         throw new Error(`${kept} characters recoverable from ${JSON.stringify(out)}\ncase ${JSON.stringify(c)}`)
     }),
-    { numRuns: 150 },
+    {
+      numRuns: 150,
+      examples: [
+        // Found by CI: the half at the line break won over the whole form a character later.
+        [
+          {
+            secret: 'y        kupGette',
+            encoding: 'htmlHex',
+            encoded: '\r\ny        &#x6B;upGette',
+            text: ' \r\ny        &#x6B;upGette ',
+          },
+        ],
+      ],
+    },
   )
   t.same([...seen].sort(), Object.keys(ENCODINGS).sort(), 'every encoding was generated')
 })
