@@ -55,15 +55,22 @@ export function followIntegration(
   r: { target: string; commit: string; previous_target_head: string | null },
 ): void {
   const kept = `${pinPrefix(s)}integrated/${id}`
-  // By name (a server need not serve a bare commit id); a later integration there only adds to it.
+  if (!/^[0-9a-f]{40}$/.test(r.commit))
+    throw new LocalError(`the private server answered ${JSON.stringify(r.commit)} as ${id}'s integration commit`)
+  // By id, not by the branch's name: a session's mirror of your branches (watchYourRefs, for a
+  // commit you made just before) may have set the server's branch back to yours meanwhile, and
+  // the name then brought your own commit, not the integration. Protocol v2 serves any id
+  // ("wants can be anything"); v0 only advertised ones, whatever your git config says.
   git(s.top, [
+    '-c',
+    'protocol.version=2',
     'fetch',
     '--quiet',
     '--no-tags',
     '--no-write-fetch-head',
     '--no-auto-gc',
     s.bare,
-    `+refs/heads/${r.target}:${kept}`,
+    `+${r.commit}:${kept}`,
   ])
   const tree = worktreeWith(s, r.target)
   try {
