@@ -129,7 +129,8 @@ export function scratch(prefix) {
   const children = []
   const cleanup = () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-    rmSync(tmp, { recursive: true, force: true })
+    // maxRetries: a killed server's git child (a repack) may still be writing into its repository.
+    rmSync(tmp, { recursive: true, force: true, maxRetries: 10 })
   }
   process.on('exit', cleanup)
   for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM'])) process.on(sig, () => process.exit(130))

@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { buildSync } from 'esbuild'
 import { agwpWorld } from './agwp-world.mjs'
-import { cpuMs, gitEnv as env, mainThreadMs, scratch } from './proc.mjs'
+import { cpuMs, gitEnv as env, mainThreadMs, scratch, treeCpu, treeCpuMsSince } from './proc.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const bin = path.join(root, 'dist/ag-server.mjs')
@@ -460,6 +460,10 @@ async function agedAgainstFresh(aged, server, src, label, made) {
   const fresh = await prepare(server, src, `${label}-fresh`)
   const seen = { fresh: { ...tally(), cpuMs: 0, mainMs: 0 }, aged: { ...tally(made), cpuMs: 0, mainMs: 0 } }
   const turns = Math.round(WINDOW_S / SLICE_S) * 2
+  // What each server's git children use over the whole comparison (maintenance carries on in
+  // the other's turns): the server's tree less the server itself.
+  const trees = { fresh: treeCpu(fresh.child.pid), aged: treeCpu(aged.child.pid) }
+  const own = { fresh: cpuMs(fresh.child.pid), aged: cpuMs(aged.child.pid) }
   for (let k = 0; k < turns; k++) {
     const who = k % 4 === 0 || k % 4 === 3 ? 'fresh' : 'aged'
     const { pid } = (who === 'fresh' ? fresh : aged).child
@@ -469,6 +473,8 @@ async function agedAgainstFresh(aged, server, src, label, made) {
     seen[who].cpuMs += cpuMs(pid) - cpu0
     seen[who].mainMs += mainThreadMs(pid) - main0
   }
+  for (const who of ['fresh', 'aged'])
+    seen[who].gitMs = treeCpuMsSince(trees[who]) - (cpuMs((who === 'fresh' ? fresh : aged).child.pid) - own[who])
   fresh.child.kill('SIGTERM')
   await new Promise((r) => fresh.child.once('exit', r))
   return seen
@@ -599,6 +605,12 @@ function reportAgeing({ fresh, aged }) {
   // compilers) and libuv's pool (fsync, file reads).
   console.log(
     `  main thread: fresh ${am.toFixed(3)} ms, aged ${bm.toFixed(3)} ms (${f((bm / am - 1) * 100, 1)}%); other threads: fresh ${(a - am).toFixed(3)} ms, aged ${(b - bm).toFixed(3)} ms (${f(((b - bm) / (a - am) - 1) * 100, 1)}%)`,
+  )
+  // git's share: reads (cat-file), merges, and maintenance (its roll-ups and repacks grow with
+  // the repository, which is the aged server's).
+  const [ag, bg] = [per(fresh, 'gitMs'), per(aged, 'gitMs')]
+  console.log(
+    `  git children: fresh ${ag.toFixed(3)} ms, aged ${bg.toFixed(3)} ms per request (${f((bg / ag - 1) * 100, 1)}%)`,
   )
   const errs = [...fresh.errors, ...aged.errors].map(([k, v]) => `${k}: ${v}`).join(', ')
   if (errs) console.log(`errors while taking turns: ${errs}`)

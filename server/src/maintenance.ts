@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { Ctx } from './context.ts'
 import { git, gitText, packsRemoved } from './git.ts'
-import { packIndexed, packsWritten } from './objects.ts'
+import { packIndexed, packsWritten, TMP_PACK_PREFIX } from './objects.ts'
 import { fsyncDirAsync } from './store.ts'
 import { listRefs } from './refs.ts'
 import type { Repo } from './repos.ts'
@@ -10,8 +10,9 @@ import { releaseWorkspaceRef, WORKSPACE_REFS } from './wsrefs.ts'
 import { nowIso } from './util.ts'
 
 // Repositories that keep themselves small. The server writes what a request stores as a small
-// pack of its own (objects.ts), a ref as a loose file (refs.ts); git children (merges) write
-// loose objects. Per repository, when a cheap look at the object and ref directories says so:
+// pack of its own (objects.ts; its merges' objects too), a ref as a loose file (refs.ts); a
+// clone or git run by hand leaves loose objects. Per repository, when a cheap look at the
+// object and ref directories says so:
 //  - pack the loose refs (`git pack-refs --all --prune`, whose per-ref locks are the ones
 //    refs.ts takes, so a compare-and-swap never races it);
 //  - pack the loose objects, reachable or not, into one pack (pack-objects, prune-packed);
@@ -21,7 +22,7 @@ import { nowIso } from './util.ts'
 //  - consolidate when what the roll-ups left weighs a share of the base pack or counts too
 //    many packs: `git repack --cruft -d -l` keeps what any ref reaches (branches, proposals,
 //    workspace refs) in one pack, unreachable objects younger than the grace in a cruft pack,
-//    and drops the rest; `git prune` drops expired loose ones.
+//    and drops the rest; `git prune` drops expired loose ones (when there are any).
 // Nothing reachable is removed, nor anything written within the grace, nor anything written
 // since the oldest request still being handled began: a request references every object it
 // writes before it ends, and writes again one it reuses (objects.ts, wstree.ts), so an
@@ -316,6 +317,19 @@ async function looseIds(gitDir: string): Promise<string[]> {
   return out
 }
 
+/**
+ * Whether objects/ or objects/pack holds a file git left mid-write (tmp_*: git prune removes old
+ * ones). The server's own packs being written are not: a failed write removes its files, and
+ * start-up what a killed one left.
+ */
+async function temporaryFiles(gitDir: string): Promise<boolean> {
+  const objects = path.join(gitDir, 'objects')
+  for (const dir of [objects, path.join(objects, 'pack')])
+    for (const e of await entries(dir))
+      if (e.name.startsWith('tmp_') && !e.name.startsWith(TMP_PACK_PREFIX)) return true
+  return false
+}
+
 async function step(ctx: Ctx | undefined, repo: Repo, s: Step, expiry: string, low: boolean): Promise<void> {
   const dir = repo.gitDir
   if (s === 'pack_refs') {
@@ -349,7 +363,10 @@ async function step(ctx: Ctx | undefined, repo: Repo, s: Step, expiry: string, l
       '--no-write-bitmap-index',
     ])
     packsRemoved(dir, packs)
-    await run(dir, low, ['prune', `--expire=${when}`])
+    // `git prune` walks every reachable object again; it has work only where git left loose
+    // objects (the server writes packs, its merges too) or a temporary file (a killed git).
+    if ((await looseIds(dir)).length > 0 || (await temporaryFiles(dir)))
+      await run(dir, low, ['prune', `--expire=${when}`])
   }
 }
 

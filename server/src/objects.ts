@@ -31,7 +31,7 @@ export function hashObject(type: ObjType, body: Buffer): string {
 /** Name prefix of a loose object file being written (git's); start-up removes leftovers. */
 export const TMP_PREFIX = 'tmp_obj_'
 /** Name prefix of a pack or index being written in objects/pack (git's is tmp_ too). */
-const TMP_PACK_PREFIX = 'tmp_agwp_'
+export const TMP_PACK_PREFIX = 'tmp_agwp_'
 
 /** Packs this process wrote, per git directory: maintenance looks sooner when they pile up. */
 const packsByDir = new Map<string, number>()

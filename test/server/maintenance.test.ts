@@ -18,6 +18,7 @@ import {
   readState,
   type RepoCounts,
 } from '../../server/src/maintenance.ts'
+import { gitSpawns } from '../../server/src/git.ts'
 import { readRef } from '../../server/src/refs.ts'
 import { writeObjects } from '../../server/src/objects.ts'
 import type { Repo } from '../../server/src/repos.ts'
@@ -69,6 +70,33 @@ t.test('the repository shrinks; everything reachable stays; fsck is clean', (t) 
     const r = await fx.api('alice', 'GET', `/workspaces/${ws}/file?path=churn/file.txt`)
     t.equal(r.body.content, last, 'the workspace reads its file from the pack')
     t.ok(readRef(bare, `refs/agwp/workspaces/${ws}`), 'the workspace ref is there (packed)')
+  }),
+)
+
+t.test('a consolidation runs git prune only where git left loose objects or a temporary file', (t) =>
+  withServer(0, async (fx, bare) => {
+    const repo = fx.server.ctx.repos.get('demo')
+    const prunes = (): number => gitSpawns.get('prune') ?? 0
+    await churn(fx, 20)
+    await maintainRepo(repo, { ...OPTS, graceS: 0 }, { full: true }) // packs what the fixture left loose
+    const before = prunes()
+    const { last } = await churn(fx, 20)
+    const superseded = blobOf(bare, 'version 3 of a file written again and again\n')
+    t.equal((await countRepo(bare)).loose_objects, 0, 'requests write packs only')
+    const r = await maintainRepo(repo, { ...OPTS, graceS: 0 }, { full: true })
+    t.ok(r && r !== 'deferred' && r.ok && r.steps.includes('consolidate'))
+    t.equal(prunes(), before, 'nothing loose: no git prune (a second walk of every reachable object)')
+    t.same(missing(bare, [superseded]), [superseded], 'the garbage went all the same (the cruft pack dropped it)')
+    t.same(missing(bare, [blobOf(bare, last)]), [], 'what a ref reaches stayed')
+    // A git killed mid-write leaves tmp_ files; git prune removes those older than the grace.
+    const left = path.join(bare, 'objects', 'pack', 'tmp_pack_killed')
+    fs.writeFileSync(left, 'half a pack')
+    const old = Date.now() / 1000 - 3600
+    fs.utimesSync(left, old, old)
+    await churn(fx, 2)
+    await maintainRepo(repo, { ...OPTS, graceS: 0 }, { full: true })
+    t.equal(prunes(), before + 1, 'a temporary file: git prune runs')
+    t.notOk(fs.existsSync(left), 'and removes it')
   }),
 )
 
