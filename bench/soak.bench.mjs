@@ -196,6 +196,55 @@ function sampleDisk(gitDir, t0) {
 }
 
 /**
+ * Every maintenance run of the repository during the soak, read from its state file (which
+ * keeps the last 10) twice a second: what the server's git children spend their time on.
+ */
+function watchMaintenance(gitDir) {
+  const runs = new Map()
+  const file = path.join(gitDir, 'agwp-maintenance.json')
+  const timer = setInterval(() => {
+    let state
+    try {
+      state = JSON.parse(fs.readFileSync(file, 'utf8'))
+    } catch {
+      return // not written yet, or being replaced
+    }
+    for (const r of state.recent ?? []) runs.set(r.started_at, r)
+  }, 500)
+  return () => {
+    clearInterval(timer)
+    return [...runs.values()]
+  }
+}
+
+/** The refs in a repository's packed-refs, and its size. */
+function packedRefsOf(gitDir) {
+  try {
+    const text = fs.readFileSync(path.join(gitDir, 'packed-refs'), 'utf8')
+    return { refs: text.split('\n').filter((l) => /^[0-9a-f]{40} /.test(l)).length, bytes: Buffer.byteLength(text) }
+  } catch {
+    return { refs: 0, bytes: 0 }
+  }
+}
+
+/** Maintenance runs by their steps: how many, their wall time (niced git: mostly waiting for a CPU). */
+function reportMaintenance({ runs, packedRefs }) {
+  const by = new Map()
+  for (const r of runs) {
+    const k = r.steps.join('+')
+    const v = by.get(k) ?? { n: 0, ms: 0, max: 0 }
+    by.set(k, { n: v.n + 1, ms: v.ms + r.ms, max: Math.max(v.max, r.ms) })
+  }
+  const rows = [...by].sort((a, b) => b[1].ms - a[1].ms)
+  console.log(
+    `maintenance runs seen (${runs.length}), by steps: ${rows.map(([k, v]) => `${k} ${v.n}x, ${(v.ms / 1000).toFixed(1)} s (mean ${(v.ms / v.n).toFixed(0)} ms, max ${v.max})`).join('; ')}`,
+  )
+  console.log(
+    `packed-refs at the end: ${packedRefs.refs} refs, ${(packedRefs.bytes / 1024).toFixed(0)} KB (each pack_refs rewrites all of it)`,
+  )
+}
+
+/**
  * A repack writing its new packs (git's temporary files in objects/pack): until it removes the
  * old ones, the disk holds both.
  */
@@ -497,8 +546,10 @@ async function soak(server, src, label) {
   })
   const cpu0 = cpuMs(child.pid)
   const diskSamples = sampleDisk(path.join(s.data, 'repos/soak.git'), t0)
+  const maintenanceRuns = watchMaintenance(path.join(s.data, 'repos/soak.git'))
   await drive(s, t0 + SECONDS * 1000, t0, out)
   const diskDuring = await diskSamples()
+  const maintenance = { runs: maintenanceRuns(), packedRefs: packedRefsOf(path.join(s.data, 'repos/soak.git')) }
   const elapsed = (performance.now() - t0) / 1000
   const cpu = cpuMs(child.pid) - cpu0
   const rssEnd = rss.length
@@ -523,6 +574,7 @@ async function soak(server, src, label) {
     ageing,
     disk,
     diskDuring,
+    maintenance,
     cpuPerRequest: cpu / out.samples.length,
     /** The sampler's reading nearest after `t` s into the run. */
     at: (t) => during.find((x) => x.t - t0 >= t * 1000) ?? during[during.length - 1],
@@ -720,6 +772,7 @@ function report(run, sideBySide, probe) {
       `repository on disk during the run, every ${DISK_EVERY_S} s (${run.diskDuring.length} samples; r: a repack was writing its new packs): ${run.diskDuring.map((x) => `${(x.disk / x.packed).toFixed(2)}x${x.repacking ? 'r' : ''}`).join(' ')}; at most ${r.toFixed(2)}x (${mib(worst.disk)} vs ${mib(worst.packed)} at ${worst.t.toFixed(0)} s${worst.repacking ? ', during a repack' : ''}: packs ${mib(worst.packBytes)}, cruft ${mib(worst.cruftBytes)} of them, ${worst.loose} loose objects; target 2x): ${r <= 2 ? 'PASS' : 'FAIL'}`,
     )
   }
+  if (run.maintenance) reportMaintenance(run.maintenance)
   return rows
 }
 
