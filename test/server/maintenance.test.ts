@@ -129,6 +129,7 @@ t.test('what a look decides: shares of the base pack, the cruft pack aside', asy
     added_packs: 0,
     rollable: 0,
     loose_refs: 0,
+    packed_refs: 0,
     disk_bytes: 0,
     ...over,
   })
@@ -180,6 +181,15 @@ t.test('what a look decides: shares of the base pack, the cruft pack aside', asy
     'beside a 1 MB base: 40 are 15% of it',
   )
   t.same(plan(c({ loose_refs: 15, base_bytes: 0, pack_bytes: 0, packs: 0 }), o), [], 'fewer than 16 wait')
+  // pack-refs rewrites every packed ref: with thousands packed, 100 loose ones wait for a tenth.
+  const big = { base_bytes: 64 * MB, pack_bytes: 64 * MB, packed_refs: 11_000 }
+  t.same(plan(c({ ...big, loose_refs: 1099 }), o), [], '1,099 loose refs beside 11,000 packed wait')
+  t.same(plan(c({ ...big, loose_refs: 1100 }), o), ['pack_refs'], 'a tenth of the packed ones: packed')
+  t.same(
+    plan(c({ ...big, base_bytes: 8 * MB, pack_bytes: 8 * MB, loose_refs: 310 }), o),
+    ['pack_refs'],
+    'their blocks at 15% of the base pack them sooner',
+  )
   t.same(plan(c({}), o, true), ['pack_refs', 'consolidate'], 'a full run does both')
   t.notOk(behind(c({ loose_objects: 320 }), o), 'due, not behind')
   t.ok(behind(c({ loose_objects: 640 }), o), 'twice what calls for a run: behind (not niced, does not wait)')
@@ -289,7 +299,15 @@ t.test('a busy server defers a consolidation, at most DEFER_LIMIT times in a row
     await writeObjects(bare, [{ type: 'blob', body: crypto.randomBytes(400 << 10) }])
     t.same(plan(await countRepo(bare), OPTS), ['consolidate'], 'due')
     t.notOk(behind(await countRepo(bare), OPTS), 'due, not behind')
-    for (let i = 0; i < DEFER_LIMIT; i++)
+    // Small packs a roll-up would combine do not wait with it (they piled up to 72 in the soak).
+    for (let i = 0; i < ROLL_AT; i++)
+      await writeObjects(bare, [{ type: 'blob', body: Buffer.from(`small pack ${i}\n`) }])
+    const rolled = await maintainRepo(repo, OPTS, { busy: () => true })
+    t.same(rolled && rolled !== 'deferred' ? rolled.steps : rolled, ['roll_up'], 'look 1: rolled up meanwhile')
+    t.ok((await countRepo(bare)).added_packs <= 2, 'the small packs are one now')
+    t.same(plan(await countRepo(bare), OPTS), ['consolidate'], 'and the consolidation still due')
+    t.equal(readState(bare).deferred_in_a_row, 1, 'look 1 counts as a deferral')
+    for (let i = 1; i < DEFER_LIMIT; i++)
       t.equal(await maintainRepo(repo, OPTS, { busy: () => true }), 'deferred', `look ${i + 1}: deferred`)
     t.equal(readState(bare).deferred_in_a_row, DEFER_LIMIT)
     const r = await maintainRepo(repo, OPTS, { busy: () => true })

@@ -119,7 +119,7 @@ export async function status({ values }: CommandArgs, { out }: CliContext): Prom
   for (const s of all) {
     const c = s.counts
     out(
-      `${s.repo}: ${mb(c.disk_bytes)} on disk; ${c.loose_objects} loose objects, ${c.packs} packs (${mb(c.pack_bytes)}, of which cruft ${mb(c.cruft_bytes)}), ${c.loose_refs} loose refs; ${s.state.runs} runs, ${s.state.failures} failed; last look ${s.state.last_check ?? 'never'}`,
+      `${s.repo}: ${mb(c.disk_bytes)} on disk; ${c.loose_objects} loose objects, ${c.packs} packs (${mb(c.pack_bytes)}, of which cruft ${mb(c.cruft_bytes)}), ${c.loose_refs} loose refs, ${c.packed_refs} packed; ${s.state.runs} runs, ${s.state.failures} failed; last look ${s.state.last_check ?? 'never'}`,
     )
     if (s.state.last_run) out(`  last run: ${describeRun(s.state.last_run)}`)
   }
